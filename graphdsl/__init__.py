@@ -1,0 +1,64 @@
+"""graphdsl: typed compute graphs with lattice dtype promotion and explicit casts."""
+
+from __future__ import annotations
+
+from graphdsl.dtypes import DType, DTypeError, Kind, dtype
+from graphdsl.lattice import Lattice, LatticeError, Weak
+from graphdsl.policies import (
+    LiteralError,
+    LiteralRule,
+    Policy,
+    Promoted,
+    PromotionError,
+    implicit_cast_type,
+    policy,
+    policy_names,
+)
+
+bool_ = DType.bool
+bool = DType.bool  # noqa: A001 - gd.bool, as jnp.bool
+int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
+uint8, uint16, uint32, uint64 = DType.uint8, DType.uint16, DType.uint32, DType.uint64
+float16, bfloat16, float32, float64 = DType.float16, DType.bfloat16, DType.float32, DType.float64
+complex64, complex128 = DType.complex64, DType.complex128
+float8_e4m3fn, float8_e5m2 = DType.float8_e4m3fn, DType.float8_e5m2
+tensor_float32, index, address = DType.tensor_float32, DType.index, DType.address
+
+__all__ = [
+    "DType",
+    "DTypeError",
+    "Kind",
+    "Lattice",
+    "LatticeError",
+    "LiteralError",
+    "LiteralRule",
+    "Policy",
+    "Promoted",
+    "PromotionError",
+    "Weak",
+    "address",
+    "bfloat16",
+    "bool",
+    "bool_",
+    "complex64",
+    "complex128",
+    "dtype",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float16",
+    "float32",
+    "float64",
+    "implicit_cast_type",
+    "index",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "policy",
+    "policy_names",
+    "tensor_float32",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]

@@ -1,0 +1,232 @@
+"""Promotion lattices as data: node -> immediate parents, validated, with a precomputed join.
+
+A lattice's nodes are :class:`~graphdsl.DType` members and, for JAX-style lattices, the
+weak types :data:`Weak.int` (``i*``), :data:`Weak.float` (``f*``) and :data:`Weak.complex`
+(``c*``). An edge ``a -> b`` means "a may be implicitly promoted to b". The join of two
+nodes is their least upper bound.
+
+>>> from graphdsl import DType as T
+>>> lat = Lattice("tiny", {T.bool: [T.int8], T.int8: [T.int16], T.uint8: [T.int16]})
+>>> lat.join(T.int8, T.uint8)
+DType.int16
+>>> lat.path(T.bool, T.int16)
+[DType.bool, DType.int8, DType.int16]
+>>> Lattice("bad", {T.int8: [T.int16, T.uint16], T.uint8: [T.int16, T.uint16]})
+Traceback (most recent call last):
+    ...
+graphdsl.lattice.LatticeError: lattice 'bad' is not a lattice: int8 and uint8 have no least
+upper bound (the upper bounds int16, uint16 are unordered)
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeAlias
+
+import networkx as nx
+
+from graphdsl.dtypes import DType, Kind
+
+__all__ = ["Lattice", "LatticeError", "Node", "Weak", "node_name"]
+
+
+class Weak(enum.Enum):
+    """JAX's weak types: the type of a Python scalar, which defers to typed operands."""
+
+    int = "i*"
+    float = "f*"
+    complex = "c*"
+
+    def __repr__(self) -> str:
+        return f"Weak.{self.name}"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def kind(self) -> Kind:
+        return {Weak.int: Kind.signed, Weak.float: Kind.float, Weak.complex: Kind.complex}[self]
+
+    @staticmethod
+    def of(kind: Kind) -> Weak | None:
+        """The weak node for a kind (None for bool, which is never weak)."""
+        if kind is Kind.bool:
+            return None
+        if kind.is_integer:
+            return Weak.int
+        return Weak.float if kind is Kind.float else Weak.complex
+
+
+Node: TypeAlias = DType | Weak
+
+
+def node_name(n: Node) -> str:
+    return n.name if isinstance(n, DType) else n.value
+
+
+class LatticeError(ValueError):
+    """A graph that is not a valid (partial) promotion lattice."""
+
+
+class Lattice:
+    """A promotion lattice: a DAG of ``node -> immediate parents`` with a unique join.
+
+    Construction validates the graph: no cycle, and every pair of nodes has a unique
+    least upper bound. A *partial* lattice (``partial=True``) may leave pairs with no
+    upper bound at all (undefined promotions); a pair with several minimal upper bounds
+    is an error either way. Joins are computed once, so :meth:`join` is a dict lookup.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        parents: Mapping[Node, Sequence[Node]],
+        *,
+        partial: bool = False,
+    ) -> None:
+        self.name = name
+        self.partial = partial
+        self.parents: dict[Node, tuple[Node, ...]] = {k: tuple(v) for k, v in parents.items()}
+        graph = nx.DiGraph()
+        for child, ps in self.parents.items():
+            graph.add_node(child)
+            for p in ps:
+                graph.add_edge(child, p)
+        self.graph = graph
+        if not nx.is_directed_acyclic_graph(graph):
+            cycle = " -> ".join(node_name(a) for a, _ in nx.find_cycle(graph))
+            raise LatticeError(f"lattice {name!r} has a cycle: {cycle}")
+        order = list(nx.topological_sort(graph))
+        self.nodes: tuple[Node, ...] = tuple(order)
+        self._upper: dict[Node, frozenset[Node]] = {
+            n: frozenset(nx.descendants(graph, n)) | {n} for n in order
+        }
+        self._join: dict[tuple[Node, Node], Node | None] = {}
+        for a, b in itertools.combinations_with_replacement(order, 2):
+            j = self._least_upper_bound(a, b)
+            self._join[a, b] = self._join[b, a] = j
+
+    def _least_upper_bound(self, a: Node, b: Node) -> Node | None:
+        common = self._upper[a] & self._upper[b]
+        least = [c for c in common if common <= self._upper[c]]
+        if len(least) == 1:
+            return least[0]
+        if not common:
+            if self.partial:
+                return None
+            raise LatticeError(
+                f"lattice {self.name!r} is not a lattice: {node_name(a)} and {node_name(b)} "
+                "have no common upper bound (add an edge, or build it with partial=True "
+                "to leave the pair undefined)"
+            )
+        minimal = sorted(
+            (c for c in common if not any(o != c and c in self._upper[o] for o in common)),
+            key=node_name,
+        )
+        raise LatticeError(
+            f"lattice {self.name!r} is not a lattice: {node_name(a)} and {node_name(b)} have "
+            f"no least upper bound (the upper bounds {', '.join(map(node_name, minimal))} "
+            "are unordered)"
+        )
+
+    # ------------------------------------------------------------------ queries
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._upper
+
+    def __repr__(self) -> str:
+        return (
+            f"Lattice({self.name!r}, {len(self.nodes)} nodes{', partial' if self.partial else ''})"
+        )
+
+    def join(self, a: Node, b: Node) -> Node | None:
+        """The least upper bound of ``a`` and ``b``; None where a partial lattice leaves none.
+
+        Raises KeyError for a node outside the lattice.
+        """
+        return self._join[a, b]
+
+    def upper_bounds(self, a: Node) -> frozenset[Node]:
+        """Every node ``a`` may be promoted to, including itself."""
+        return self._upper[a]
+
+    def leq(self, a: Node, b: Node) -> bool:
+        """True if ``a`` promotes to ``b`` (a <= b in the lattice order)."""
+        return b in self._upper[a]
+
+    def path(self, a: Node, b: Node) -> list[Node]:
+        """A shortest chain of edges from ``a`` up to ``b`` (``[a]`` when equal)."""
+        return list(nx.shortest_path(self.graph, a, b))
+
+    def dtypes(self) -> list[DType]:
+        """The concrete dtypes the lattice covers, in a stable table order."""
+        return sorted((n for n in self.nodes if isinstance(n, DType)), key=_table_key)
+
+    def weak_nodes(self) -> list[Weak]:
+        return [w for w in Weak if w in self]
+
+    def table_nodes(self) -> list[Node]:
+        return [*self.dtypes(), *self.weak_nodes()]
+
+    # ------------------------------------------------------------------ rendering
+
+    def to_dot(self) -> str:
+        """The Hasse diagram in Graphviz dot (edges point from a type to its promotions)."""
+        lines = [f'digraph "{self.name}" {{', "  rankdir=LR;", "  node [shape=box, style=rounded];"]
+        for n in self.table_nodes():
+            style = ', style="rounded,dashed"' if isinstance(n, Weak) else ""
+            lines.append(f'  "{node_name(n)}"{" [" + style[2:] + "]" if style else ""};')
+        for child in self.table_nodes():
+            for p in self.parents.get(child, ()):
+                lines.append(f'  "{node_name(child)}" -> "{node_name(p)}";')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def to_png(self, path: str) -> None:
+        """Draw the Hasse diagram to a PNG file (needs the ``plot`` extra: matplotlib)."""
+        from graphdsl._draw import draw_lattice
+
+        draw_lattice(self, path)
+
+    def table(
+        self,
+        rows: Iterable[Node] | None = None,
+        cols: Iterable[Node] | None = None,
+        *,
+        fmt: str = "md",
+        name: Mapping[Node, str] | None = None,
+    ) -> str:
+        """The join table in markdown (``fmt="md"``) or CSV; ``-`` marks undefined pairs."""
+        from graphdsl._table import render_table
+
+        rs = list(rows) if rows is not None else self.table_nodes()
+        cs = list(cols) if cols is not None else rs
+        label = name or {n: node_name(n) for n in self.nodes}
+
+        def cell(a: Node, b: Node) -> str:
+            j = self.join(a, b)
+            return "-" if j is None else label[j]
+
+        return render_table(
+            [label[r] for r in rs],
+            [label[c] for c in cs],
+            [[cell(r, c) for c in cs] for r in rs],
+            fmt=fmt,
+        )
+
+
+_KIND_ORDER = {Kind.bool: 0, Kind.unsigned: 1, Kind.signed: 2, Kind.float: 3, Kind.complex: 4}
+_SPECIAL_ORDER = {
+    DType.index: 1,
+    DType.address: 2,
+    DType.bfloat16: -1,
+    DType.tensor_float32: 1,
+    DType.float8_e4m3fn: -3,
+    DType.float8_e5m2: -2,
+}
+
+
+def _table_key(d: DType) -> tuple[int, int, int]:
+    return (_KIND_ORDER[d.kind], d.bits if d.bits != 19 else 32, _SPECIAL_ORDER.get(d, 0))

@@ -1,0 +1,690 @@
+"""Promotion policies: a lattice, a rule for ambiguous (literal) types, and default dtypes.
+
+A value's type for promotion is ``(dtype, ambiguous)``. Known types promote by the
+lattice join; ambiguous types (Python literals and what they flow into) follow the
+policy's literal rule:
+
+``jax``        JAX weak types: an ambiguous value is the weak node ``i*``/``f*``/``c*``
+               of its kind; two ambiguous values join their dtypes and stay ambiguous.
+``anvil``      {anvil}'s ``common_dtype``: an ambiguous type yields to a known one, unless
+               it is of a higher kind (a float literal meets an integer) or the known
+               type is bool; then both go to their join, still ambiguous.
+``max``        a literal takes the known operand's dtype; its value must be exactly
+               representable there (checked where the value is known).
+``array-api``  a literal takes the array's dtype when its kind fits (bool -> bool,
+               int -> integer or floating, float -> floating, complex -> complex).
+
+A join landing on a weak node (int64 x uint64 -> ``f*`` in JAX's lattice) gives the
+policy's default dtype of that kind, marked ambiguous.
+
+>>> import graphdsl as gd
+>>> p = gd.policy("default")
+>>> p.promote_types(gd.int16, gd.float32)
+DType.float32
+>>> p.common_dtype(gd.bool, gd.int32, b_ambiguous=True)
+Promoted(dtype=DType.int32, ambiguous=True)
+>>> p.common_dtype(gd.int16, gd.int32, b_ambiguous=True)
+Promoted(dtype=DType.int16, ambiguous=False)
+>>> gd.policy("jax").result_type(gd.int64, gd.uint64)
+Promoted(dtype=DType.float64, ambiguous=True)
+>>> gd.policy("array-api").promote_types(gd.int8, gd.float32)
+Traceback (most recent call last):
+    ...
+graphdsl.policies.PromotionError: cannot promote int8 and float32 (in that order) under policy
+'array-api': the lattice has no upper bound for them; cast explicitly, e.g. cast the int8 operand
+to float32
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias
+
+import numpy as np
+
+from graphdsl import lattices as _lat
+from graphdsl._table import render_table
+from graphdsl.dtypes import DType, Kind, dtype
+from graphdsl.lattice import Lattice, Node, Weak, node_name
+
+__all__ = [
+    "Decision",
+    "LiteralError",
+    "LiteralRule",
+    "Policy",
+    "Promoted",
+    "PromotionError",
+    "implicit_cast_type",
+    "policy",
+    "policy_names",
+]
+
+
+class PromotionError(TypeError):
+    """No implicit promotion exists for two types under a policy.
+
+    Attributes name the operand types in argument order, the policy and a fix.
+    """
+
+    def __init__(
+        self, message: str, *, lhs: str = "", rhs: str = "", policy: str = "", fix: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.lhs, self.rhs, self.policy, self.fix = lhs, rhs, policy, fix
+
+
+class LiteralError(ValueError):
+    """A Python literal that cannot be represented in the dtype it must take."""
+
+
+class Promoted(NamedTuple):
+    """The result of promoting typed values: a dtype and whether it is ambiguous."""
+
+    dtype: DType
+    ambiguous: bool
+
+    def __str__(self) -> str:
+        return f"{self.dtype.name}{'?' if self.ambiguous else ''}"
+
+
+class Decision(NamedTuple):
+    """A promotion result with the rule that decided it (for explanations)."""
+
+    result: Promoted
+    rule: str
+
+
+class LiteralRule(enum.Enum):
+    jax = "jax"
+    anvil = "anvil"
+    max = "max"
+    array_api = "array-api"
+
+
+Operand: TypeAlias = "DType | tuple[DType, bool] | Promoted | bool | int | float | complex | str"
+
+
+def _type_str(d: DType, ambiguous: bool) -> str:
+    return f"{d.name}{'?' if ambiguous else ''}"
+
+
+@dataclass(frozen=True)
+class _Notation:
+    """Codes a policy's tables are printed in (the notation of its seed document)."""
+
+    code: Callable[[DType], str]
+    ambiguous: Callable[[DType, Kind], str]
+    order: tuple[DType, ...] = ()
+
+    def sort(self, dts: list[DType]) -> list[DType]:
+        rank = {d: i for i, d in enumerate(self.order)}
+        return sorted(dts, key=lambda d: rank.get(d, len(rank))) if rank else dts
+
+
+class Policy:
+    """A promotion policy.
+
+    Args:
+        name: the policy's name, used in messages.
+        lattice: the promotion lattice for known types.
+        literals: the rule for ambiguous types (a :class:`LiteralRule` or its value).
+        defaults: the dtype of a Python ``int``, ``float`` and ``complex`` literal.
+        strict_weak: JAX strict mode: two ambiguous values join their weak nodes rather
+            than their dtypes.
+        description: one line for tables and docs.
+
+    >>> import graphdsl as gd
+    >>> from graphdsl import DType as T
+    >>> lat = gd.Lattice("mine", {T.bool: [T.int32], T.int32: [T.float32]})
+    >>> mine = gd.Policy("mine", lat, literals="anvil")
+    >>> mine.promote_types(T.bool, T.float32)
+    DType.float32
+    """
+
+    def __init__(
+        self,
+        name: str,
+        lattice: Lattice,
+        *,
+        literals: LiteralRule | str = LiteralRule.anvil,
+        defaults: Mapping[str, DType | str] | None = None,
+        strict_weak: bool = False,
+        description: str = "",
+    ) -> None:
+        self.name = name
+        self.lattice = lattice
+        self.literals = LiteralRule(literals)
+        d = {"int": DType.int32, "float": DType.float32, "complex": DType.complex64}
+        d.update({k: dtype(v) for k, v in (defaults or {}).items()})
+        self.default_int, self.default_float, self.default_complex = (
+            d["int"],
+            d["float"],
+            d["complex"],
+        )
+        self.strict_weak = strict_weak
+        self.description = description
+        self._cache: dict[tuple[DType, bool, DType, bool], Decision] = {}
+
+    def __repr__(self) -> str:
+        return f"Policy({self.name!r})"
+
+    # ------------------------------------------------------------------ defaults
+
+    def default_dtype(self, kind: Kind | Weak) -> DType:
+        """The dtype a literal (or a weak join result) of ``kind`` takes."""
+        k = kind.kind if isinstance(kind, Weak) else kind
+        if k is Kind.bool:
+            return DType.bool
+        if k.is_integer:
+            return self.default_int
+        return self.default_float if k is Kind.float else self.default_complex
+
+    def literal_type(self, value: bool | int | float | complex) -> Promoted:
+        """The type of a Python scalar: its default dtype, ambiguous unless it is a bool.
+
+        >>> import graphdsl as gd
+        >>> gd.policy("jax").literal_type(2), gd.policy("default").literal_type(2.0)
+        (Promoted(dtype=DType.int64, ambiguous=True), Promoted(dtype=DType.float32, ambiguous=True))
+        """
+        if isinstance(value, (bool, np.bool_)):
+            return Promoted(DType.bool, False)
+        if isinstance(value, (int, np.integer)):
+            return Promoted(self.default_int, True)
+        if isinstance(value, (float, np.floating)):
+            return Promoted(self.default_float, True)
+        if isinstance(value, (complex, np.complexfloating)):
+            return Promoted(self.default_complex, True)
+        raise TypeError(f"{value!r} (of type {type(value).__name__}) is not a Python scalar")
+
+    # ------------------------------------------------------------------ promotion
+
+    def promote_types(self, a: DType | str, b: DType | str) -> DType:
+        """The dtype two known dtypes promote to (MAX's ``implicit_cast_type``)."""
+        return self.common_dtype(a, b).dtype
+
+    def common_dtype(
+        self,
+        a: DType | str,
+        b: DType | str,
+        a_ambiguous: bool = False,
+        b_ambiguous: bool = False,
+    ) -> Promoted:
+        """The common type of two ``(dtype, ambiguous)`` pairs: {anvil}'s ``common_dtype``."""
+        return self.decide(dtype(a), a_ambiguous, dtype(b), b_ambiguous).result
+
+    def explain(
+        self, a: DType | str, b: DType | str, a_ambiguous: bool = False, b_ambiguous: bool = False
+    ) -> str:
+        """The rule or lattice path that decides ``common_dtype(a, b, ...)``."""
+        return self.decide(dtype(a), a_ambiguous, dtype(b), b_ambiguous).rule
+
+    def result_type(self, *operands: Operand) -> Promoted:
+        """Fold :meth:`common_dtype` over operands, left to right.
+
+        Operands may be DTypes (or anything :func:`graphdsl.dtype` reads), ``(dtype,
+        ambiguous)`` pairs, or Python scalars (ambiguous literals, whose values are then
+        checked to fit the result).
+
+        >>> import graphdsl as gd
+        >>> gd.policy("default").result_type(gd.int8, 1, 2.5)
+        Promoted(dtype=DType.float32, ambiguous=True)
+        >>> gd.policy("default").result_type(gd.int8, 1000)
+        Traceback (most recent call last):
+            ...
+        graphdsl.policies.LiteralError: the literal 1000 does not fit int8 (range -128..127) under
+        policy 'default'; cast the other operand to a wider type first, or use a smaller literal
+        """
+        if not operands:
+            raise TypeError("result_type() needs at least one operand")
+        types: list[Promoted] = []
+        values: list[bool | int | float | complex] = []
+        for op in operands:
+            if isinstance(op, (bool, int, float, complex)):
+                types.append(self.literal_type(op))
+                values.append(op)
+            elif isinstance(op, tuple):
+                types.append(Promoted(dtype(op[0]), bool(op[1])))
+            else:
+                types.append(Promoted(dtype(op), False))
+        acc = types[0]
+        for t in types[1:]:
+            acc = self.decide(acc.dtype, acc.ambiguous, t.dtype, t.ambiguous).result
+        for v in values:
+            self.check_literal(v, acc.dtype)
+        return acc
+
+    def decide(self, a: DType, a_amb: bool, b: DType, b_amb: bool) -> Decision:
+        """Promote two types and say why (cached: each pair is decided once)."""
+        key = (a, a_amb, b, b_amb)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._decide(a, a_amb, b, b_amb)
+        return hit
+
+    def _decide(self, a: DType, a_amb: bool, b: DType, b_amb: bool) -> Decision:
+        a_amb = a_amb and a is not DType.bool
+        b_amb = b_amb and b is not DType.bool
+        if a is b and not (a_amb and b_amb):
+            return Decision(Promoted(a, False), f"{a.name} and {a.name} are the same dtype")
+        if a_amb and b_amb:
+            return self._both_ambiguous(a, b)
+        if a_amb or b_amb:
+            amb, known = (a, b) if a_amb else (b, a)
+            return self._ambiguous_known(a, a_amb, b, b_amb, amb, known)
+        return self._known(a, b, a, b, False)
+
+    def _join(self, x: Node, y: Node, a: DType, a_amb: bool, b: DType, b_amb: bool) -> Node:
+        for n, d in ((x, a), (y, b)):
+            if n not in self.lattice:
+                raise self._error(
+                    a, a_amb, b, b_amb, f"{d.name} is not in the {self.lattice.name} lattice"
+                )
+        j = self.lattice.join(x, y)
+        if j is None:
+            raise self._error(a, a_amb, b, b_amb, "the lattice has no upper bound for them")
+        return j
+
+    def _path_rule(self, x: Node, y: Node, j: Node) -> str:
+        def chain(n: Node) -> str:
+            return " -> ".join(node_name(p) for p in self.lattice.path(n, j))
+
+        return f"join in the {self.lattice.name} lattice: {chain(x)}; {chain(y)}"
+
+    def _as_promoted(self, j: Node, ambiguous: bool) -> Promoted:
+        if isinstance(j, Weak):
+            return Promoted(self.default_dtype(j), True)
+        return Promoted(j, ambiguous and j is not DType.bool)
+
+    def _known(self, a: DType, b: DType, x: Node, y: Node, ambiguous: bool) -> Decision:
+        j = self._join(x, y, a, ambiguous, b, ambiguous)
+        res = self._as_promoted(j, ambiguous)
+        rule = self._path_rule(x, y, j)
+        if isinstance(j, Weak):
+            rule += f"; {j} is weak, so the result is the default {res.dtype.name}, ambiguous"
+        return Decision(res, rule)
+
+    def _both_ambiguous(self, a: DType, b: DType) -> Decision:
+        if self.strict_weak:
+            wa, wb = Weak.of(a.kind), Weak.of(b.kind)
+            assert wa is not None
+            assert wb is not None
+            d = self._known(a, b, wa, wb, True)
+            return Decision(d.result, "both ambiguous (strict): " + d.rule)
+        if self.literals is LiteralRule.array_api and (
+            a not in self.lattice or b not in self.lattice or self.lattice.join(a, b) is None
+        ):
+            hi = a if a.kind.rank >= b.kind.rank else b
+            if a.kind.rank == b.kind.rank:
+                raise self._error(a, True, b, True, "the lattice has no upper bound for them")
+            return Decision(Promoted(hi, True), "both are literals: the higher kind wins")
+        d = self._known(a, b, a, b, True)
+        return Decision(
+            d.result, "both ambiguous, so they join as known types and stay ambiguous: " + d.rule
+        )
+
+    def _ambiguous_known(
+        self, a: DType, a_amb: bool, b: DType, b_amb: bool, amb: DType, known: DType
+    ) -> Decision:
+        rule = self.literals
+        lat = self.lattice
+        if known not in lat or rule in (LiteralRule.max, LiteralRule.array_api):
+            if rule is LiteralRule.array_api and not _literal_kind_fits(amb.kind, known.kind):
+                raise self._error(
+                    a,
+                    a_amb,
+                    b,
+                    b_amb,
+                    f"a {_kind_word(amb.kind)} literal does not fit the "
+                    f"{_kind_word(known.kind)} dtype {known.name}",
+                )
+            if known not in lat and not _literal_kind_fits(amb.kind, known.kind):
+                raise self._error(
+                    a,
+                    a_amb,
+                    b,
+                    b_amb,
+                    f"{known.name} is not in the {lat.name} lattice and a "
+                    f"{_kind_word(amb.kind)} literal does not fit it",
+                )
+            return Decision(
+                Promoted(known, False),
+                f"the ambiguous {amb.name}? takes the known dtype {known.name} "
+                f"({rule.value} literal rule)",
+            )
+        if rule is LiteralRule.jax:
+            w = Weak.of(amb.kind)
+            assert w is not None
+            x, y = (w, b) if a_amb else (a, w)
+            d = self._known(a, b, x, y, False)
+            return Decision(d.result, f"the ambiguous {amb.name}? is the weak type {w}; " + d.rule)
+        # anvil
+        if amb.kind.rank > known.kind.rank or known is DType.bool:
+            why = (
+                "the known type is bool"
+                if known is DType.bool
+                else f"the ambiguous type is {_kind_word(amb.kind)}, the known one is not"
+            )
+            d = self._known(a, b, a, b, True)
+            return Decision(
+                Promoted(d.result.dtype, True),
+                f"{{anvil}} exception ({why}): both join as known types and the "
+                "result stays ambiguous: " + d.rule,
+            )
+        return Decision(
+            Promoted(known, False),
+            f"{{anvil}}: the ambiguous {amb.name}? yields to the known {known.name}",
+        )
+
+    def _error(self, a: DType, a_amb: bool, b: DType, b_amb: bool, why: str) -> PromotionError:
+        lhs, rhs = _type_str(a, a_amb), _type_str(b, b_amb)
+        fix = _suggest_cast(a, b)
+        return PromotionError(
+            f"cannot promote {lhs} and {rhs} (in that order) under policy {self.name!r}: "
+            f"{why}; cast explicitly, e.g. {fix}",
+            lhs=lhs,
+            rhs=rhs,
+            policy=self.name,
+            fix=fix,
+        )
+
+    # ------------------------------------------------------------------ literal values
+
+    def check_literal(self, value: bool | int | float | complex, target: DType) -> None:
+        """Raise :class:`LiteralError` unless ``value`` can be represented in ``target``.
+
+        Integers must be in range (and, into a float dtype, finite there; under ``max``
+        exact). Floats must not overflow a float dtype; into an integer dtype (possible
+        only under ``max``) they must be integral and in range. NaN and inf literals may
+        go to float dtypes only.
+        """
+        problem = literal_problem(value, target, exact=self.literals is LiteralRule.max)
+        if problem:
+            raise LiteralError(
+                f"the literal {value!r} {problem} under policy {self.name!r}; "
+                + _literal_fix(value, target)
+            )
+
+    # ------------------------------------------------------------------ tables
+
+    def table_dtypes(self) -> list[DType]:
+        return self.lattice.dtypes()
+
+    def table(self, *, fmt: str = "md", ambiguous_rows: bool = False) -> str:
+        """The promotion table, generated from the lattice and the literal rule.
+
+        Rows and columns are the lattice's dtypes (plus, for JAX notation, the Python
+        scalar types ``i*``, ``f*``, ``c*``). With ``ambiguous_rows=True`` the rows are the
+        ambiguous versions of the dtypes and the columns the known ones (seed 004's
+        second table). ``-`` marks an undefined promotion.
+        """
+        notation = _NOTATIONS.get(self.name, _BITS)
+        dts = notation.sort(self.table_dtypes())
+        cols: list[tuple[DType, bool]] = [(d, False) for d in dts]
+        if ambiguous_rows:
+            rows = [(d, True) for d in dts]
+        else:
+            rows = list(cols)
+            if notation is _JAX:
+                kinds = [DType.int64, DType.float64, DType.complex128]
+                covered = [k for k in kinds if Weak.of(k.kind) in self.lattice or k.kind.rank]
+                lits = [(self.default_dtype(k.kind), True) for k in covered]
+                rows += lits
+                cols += lits
+
+        def label(t: tuple[DType, bool]) -> str:
+            return notation.ambiguous(t[0], t[0].kind) if t[1] else notation.code(t[0])
+
+        def cell(r: tuple[DType, bool], c: tuple[DType, bool]) -> str:
+            try:
+                res = self.decide(r[0], r[1], c[0], c[1]).result
+            except PromotionError:
+                return "-"
+            return label((res.dtype, res.ambiguous))
+
+        return render_table(
+            [label(r) for r in rows],
+            [label(c) for c in cols],
+            [[cell(r, c) for c in cols] for r in rows],
+            fmt=fmt,
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _kind_word(k: Kind) -> str:
+    return {
+        Kind.bool: "bool",
+        Kind.signed: "integer",
+        Kind.unsigned: "integer",
+        Kind.float: "floating",
+        Kind.complex: "complex",
+    }[k]
+
+
+def _literal_kind_fits(lit: Kind, known: Kind) -> bool:
+    if lit is Kind.bool:
+        return known is Kind.bool
+    return known is not Kind.bool and lit.rank <= known.rank
+
+
+def _suggest_cast(a: DType, b: DType) -> str:
+    if (a.kind.rank, a.bits) >= (b.kind.rank, b.bits):
+        return f"cast the {b.name} operand to {a.name}"
+    return f"cast the {a.name} operand to {b.name}"
+
+
+def literal_problem(value: bool | int | float | complex, target: DType, *, exact: bool) -> str:
+    """Why ``value`` cannot be a constant of ``target`` ('' when it can)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ""
+    k = target.kind
+    if k is Kind.bool:
+        return "" if value in (0, 1) else f"is not a bool ({target.name} holds only 0 and 1)"
+    if isinstance(value, complex) and k is not Kind.complex:
+        return f"is complex and cannot become {target.name}"
+    if k.is_integer:
+        if isinstance(value, float):
+            if not math.isfinite(value) or not value.is_integer():
+                return f"is not an integer and cannot become {target.name} exactly"
+            value = int(value)
+        lo, hi = target.min, target.max
+        if not lo <= value <= hi:  # type: ignore[operator]
+            return f"does not fit {target.name} (range {lo}..{hi})"
+        return ""
+    parts = [value.real, value.imag] if isinstance(value, complex) else [value]
+    for part in parts:
+        if isinstance(part, float) and not math.isfinite(part):
+            continue  # inf and nan are values of every float dtype we have
+        with np.errstate(over="ignore"):
+            stored = np.array(part, dtype=np.float64).astype(target.np)
+        if not np.isfinite(stored.astype(np.float64)):
+            return f"overflows {target.name} (largest finite value {target.max:g})"
+        if exact and isinstance(part, int) and int(stored.astype(np.float64)) != part:
+            return f"is not exactly representable in {target.name}"
+    return ""
+
+
+def _literal_fix(value: bool | int | float | complex, target: DType) -> str:
+    if target.is_integer and isinstance(value, float):
+        return "use an integer literal, or cast the other operand to a float dtype"
+    return "cast the other operand to a wider type first, or use a smaller literal"
+
+
+# ---------------------------------------------------------------------- notations
+
+
+_STANDARD = [
+    DType.bool,
+    DType.uint8,
+    DType.uint16,
+    DType.uint32,
+    DType.uint64,
+    DType.int8,
+    DType.int16,
+    DType.int32,
+    DType.int64,
+    DType.bfloat16,
+    DType.float16,
+    DType.float32,
+    DType.float64,
+    DType.complex64,
+    DType.complex128,
+]
+
+
+def _byte_code(d: DType) -> str:
+    """Seed 000's codes: b1, u1..u8 and i1..i8 by bytes, bf, f2..f8, c8, c16."""
+    if d is DType.bool:
+        return "b1"
+    if d is DType.bfloat16:
+        return "bf"
+    if d not in _STANDARD:
+        return d.code
+    prefix = {Kind.signed: "i", Kind.unsigned: "u", Kind.float: "f", Kind.complex: "c"}[d.kind]
+    return f"{prefix}{d.np.itemsize}"
+
+
+_JAX = _Notation(
+    code=_byte_code,
+    ambiguous=lambda d, k: str(Weak.of(k)) if Weak.of(k) else _byte_code(d),
+)
+_ANVIL = _Notation(
+    code=lambda d: "i1" if d is DType.bool else d.code.replace("u", "ui"),
+    ambiguous=lambda d, k: ("i1" if d is DType.bool else d.code.replace("u", "ui")) + "?",
+    order=(
+        DType.bool,
+        DType.int8,
+        DType.int16,
+        DType.int32,
+        DType.int64,
+        DType.uint8,
+        DType.uint16,
+        DType.uint32,
+        DType.uint64,
+    ),
+)
+_NAMES = _Notation(
+    code=lambda d: d.name,
+    ambiguous=lambda d, k: d.name + "?",
+    order=(
+        DType.bool, DType.int8, DType.int16, DType.int32, DType.int64, DType.uint8, DType.uint16,
+        DType.uint32, DType.uint64, DType.index, DType.address, DType.float16, DType.bfloat16,
+        DType.float32, DType.tensor_float32, DType.float64,
+    ),
+)
+_BITS = _Notation(code=lambda d: d.code, ambiguous=lambda d, k: d.code + "?")
+
+_NOTATIONS = {
+    "jax": _JAX,
+    "jax-x32": _JAX,
+    "jax-strict": _JAX,
+    "default": _ANVIL,
+    "anvil": _ANVIL,
+    "max": _NAMES,
+    "array-api": _JAX,
+}
+
+
+# ---------------------------------------------------------------------- registry
+
+_X64 = {"int": DType.int64, "float": DType.float64, "complex": DType.complex128}
+
+_POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy(
+            "default",
+            _lat.JAX,
+            literals="anvil",
+            description="JAX's lattice (x64 edges) with {anvil}'s ambiguous literals, "
+            "32-bit literal defaults",
+        ),
+        Policy(
+            "jax",
+            _lat.JAX,
+            literals="jax",
+            defaults=_X64,
+            description="jax.numpy with x64 enabled: JAX lattice and weak types",
+        ),
+        Policy(
+            "jax-x32",
+            _lat.JAX_X32,
+            literals="jax",
+            description="jax.numpy with x64 disabled (u32 x i32 -> i32)",
+        ),
+        Policy(
+            "jax-strict",
+            _lat.JAX_STRICT,
+            literals="jax",
+            defaults=_X64,
+            strict_weak=True,
+            description="jax.numpy with jax_numpy_dtype_promotion='strict'",
+        ),
+        Policy(
+            "max",
+            _lat.MAX,
+            literals="max",
+            description="Modular MAX's lattice (index, address, tensor_float32); "
+            "literals take the known dtype exactly",
+        ),
+        Policy(
+            "anvil",
+            _lat.ANVIL,
+            literals="anvil",
+            description="{anvil}'s tables and ambiguity rules",
+        ),
+        Policy(
+            "array-api",
+            _lat.ARRAY_API,
+            literals="array-api",
+            description="the Array API's required promotions; everything else undefined",
+        ),
+    )
+}
+
+
+def policy_names() -> list[str]:
+    """The names of the built-in policies."""
+    return list(_POLICIES)
+
+
+def policy(name: str | Policy = "default") -> Policy:
+    """Look up a built-in policy by name (a :class:`Policy` passes through).
+
+    >>> import graphdsl as gd
+    >>> gd.policy("jax-x32").promote_types("uint32", "int32")
+    DType.int32
+    """
+    if isinstance(name, Policy):
+        return name
+    try:
+        return _POLICIES[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_POLICIES), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(
+            f"unknown policy {name!r}; {hint}known policies: {', '.join(_POLICIES)}"
+        ) from None
+
+
+_get_policy = policy
+
+
+def implicit_cast_type(
+    lhs: DType | str, rhs: DType | str, policy: str | Policy = "default"
+) -> DType:
+    """MAX's ``implicit_cast_type``: the smallest dtype both known dtypes promote to.
+
+    >>> import graphdsl as gd
+    >>> gd.implicit_cast_type(gd.int16, gd.float32)
+    DType.float32
+    >>> gd.implicit_cast_type("int64", "float16", policy="max")
+    DType.float16
+    """
+    return _get_policy(policy).promote_types(lhs, rhs)
