@@ -269,6 +269,8 @@ class Policy:
         b_amb = b_amb and b is not DType.bool
         if a is b and not (a_amb and b_amb):
             return Decision(Promoted(a, False), f"{a.name} and {a.name} are the same dtype")
+        if a is b and not self.strict_weak:
+            return Decision(Promoted(a, True), f"both are ambiguous {a.name}")
         if a_amb and b_amb:
             return self._both_ambiguous(a, b)
         if a_amb or b_amb:
@@ -367,6 +369,17 @@ class Policy:
                 if known is DType.bool
                 else f"the ambiguous type is {_kind_word(amb.kind)}, the known one is not"
             )
+            weak = Weak.of(amb.kind)
+            if not self._absorbed(known, amb.kind):
+                # The known type is not below every type of the literal's kind (float64
+                # meets a complex literal): it decides the width, and the result is known,
+                # as JAX's c* x float64 -> complex128. Keeps the rule associative.
+                x, y = (a, b) if weak not in self.lattice else (weak, b) if a_amb else (a, weak)
+                d = self._known(a, b, x, y, False)
+                return Decision(
+                    d.result, f"{{anvil}} exception ({why}); {known.name} is wider than the "
+                    f"literal's kind, so it decides: " + d.rule
+                )
             d = self._known(a, b, a, b, True)
             return Decision(
                 Promoted(d.result.dtype, True),
@@ -377,6 +390,15 @@ class Policy:
             Promoted(known, False),
             f"{{anvil}}: the ambiguous {amb.name}? yields to the known {known.name}",
         )
+
+    def _absorbed(self, known: DType, kind: Kind) -> bool:
+        """True if ``known`` promotes to every type of ``kind`` (to the weak node, if any)."""
+        lat = self.lattice
+        weak = Weak.of(kind)
+        if weak in lat:
+            return lat.leq(known, weak)
+        same = [d for d in lat.dtypes() if d.kind.rank == kind.rank]
+        return all(lat.leq(known, d) for d in same)
 
     def _error(self, a: DType, a_amb: bool, b: DType, b_amb: bool, why: str) -> PromotionError:
         lhs, rhs = _type_str(a, a_amb), _type_str(b, b_amb)
