@@ -16,7 +16,7 @@ from graphdsl.policies import (
 )
 
 bool_ = DType.bool
-bool = DType.bool  # noqa: A001 - gd.bool, as jnp.bool
+bool = DType.bool  # gd.bool, as jnp.bool
 int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
 uint8, uint16, uint32, uint64 = DType.uint8, DType.uint16, DType.uint32, DType.uint64
 float16, bfloat16, float32, float64 = DType.float16, DType.bfloat16, DType.float32, DType.float64

@@ -359,8 +359,9 @@ class Policy:
         if rule is LiteralRule.jax:
             w = Weak.of(amb.kind)
             assert w is not None
-            x, y = (w, b) if a_amb else (a, w)
-            d = self._known(a, b, x, y, False)
+            wx: Node = w if a_amb else a
+            wy: Node = b if a_amb else w
+            d = self._known(a, b, wx, wy, False)
             return Decision(d.result, f"the ambiguous {amb.name}? is the weak type {w}; " + d.rule)
         # anvil
         if amb.kind.rank > known.kind.rank or known is DType.bool:
@@ -374,7 +375,10 @@ class Policy:
                 # The known type is not below every type of the literal's kind (float64
                 # meets a complex literal): it decides the width, and the result is known,
                 # as JAX's c* x float64 -> complex128. Keeps the rule associative.
-                x, y = (a, b) if weak not in self.lattice else (weak, b) if a_amb else (a, weak)
+                x: Node = a
+                y: Node = b
+                if weak is not None and weak in self.lattice:
+                    x, y = (weak, b) if a_amb else (a, weak)
                 d = self._known(a, b, x, y, False)
                 return Decision(
                     d.result, f"{{anvil}} exception ({why}); {known.name} is wider than the "
@@ -395,7 +399,7 @@ class Policy:
         """True if ``known`` promotes to every type of ``kind`` (to the weak node, if any)."""
         lat = self.lattice
         weak = Weak.of(kind)
-        if weak in lat:
+        if weak is not None and weak in lat:
             return lat.leq(known, weak)
         same = [d for d in lat.dtypes() if d.kind.rank == kind.rank]
         return all(lat.leq(known, d) for d in same)

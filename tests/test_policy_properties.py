@@ -7,9 +7,9 @@ operands in the lattice and the least one.
 
 from __future__ import annotations
 
-import pytest
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 

@@ -171,7 +171,9 @@ def test_anvil_exceptions_stay_ambiguous() -> None:
 
 
 @pytest.mark.parametrize("example", G.ANVIL_COMMON_DTYPE_EXAMPLES)
-def test_anvil_common_dtype_examples(example: tuple[str, str, bool, bool, str, bool | None]) -> None:
+def test_anvil_common_dtype_examples(
+    example: tuple[str, str, bool, bool, str, bool | None],
+) -> None:
     a, b, aa, ba, want, want_amb = example
     res = gd.policy("anvil").common_dtype(G.ANVIL_NAMES[a], G.ANVIL_NAMES[b], aa, ba)
     assert res.dtype.name == G.ANVIL_NAMES[want]
