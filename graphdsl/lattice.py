@@ -96,7 +96,8 @@ class Lattice:
                 graph.add_edge(child, p)
         self.graph = graph
         if not nx.is_directed_acyclic_graph(graph):
-            cycle = " -> ".join(node_name(a) for a, _ in nx.find_cycle(graph))
+            edges = nx.find_cycle(graph)
+            cycle = " -> ".join(node_name(n) for n in [*(a for a, _ in edges), edges[0][0]])
             raise LatticeError(f"lattice {name!r} has a cycle: {cycle}")
         order = list(nx.topological_sort(graph))
         self.nodes: tuple[Node, ...] = tuple(order)

@@ -577,6 +577,7 @@ def _byte_code(d: DType) -> str:
 _JAX = _Notation(
     code=_byte_code,
     ambiguous=lambda d, k: str(Weak.of(k)) if Weak.of(k) else _byte_code(d),
+    order=tuple(_STANDARD),
 )
 _ANVIL = _Notation(
     code=lambda d: "i1" if d is DType.bool else d.code.replace("u", "ui"),
