@@ -100,8 +100,4 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{a} x {b} -> {d.result}   (policy {p.name})")
         print(f"  rule: {d.rule}")
         return 0
-    from graphdsl import _scripts
-
-    if args.command == "explain":
-        return _scripts.explain_script(args.script)
-    return _scripts.draw_script(args.script, args.output, args.format)
+    raise AssertionError(f"unhandled command {args.command}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 import graphdsl as gd
@@ -44,7 +46,7 @@ def test_join_path_and_order() -> None:
     assert lat.join(T.bfloat16, T.float16) is T.float32
     path = lat.path(T.bool, T.int16)
     assert path[:2] == [T.bool, Weak.int] and path[-1] is T.int16 and len(path) == 4
-    assert all(b in lat.parents[a] for a, b in zip(path, path[1:], strict=False))
+    assert all(b in lat.parents[a] for a, b in itertools.pairwise(path))
     assert lat.leq(T.uint8, T.int16) and not lat.leq(T.int16, T.uint8)
     assert lat.join(T.float8_e4m3fn, T.float16) is None  # JAX: float8 does not promote
 
