@@ -1,0 +1,1 @@
+"""Exporters: lower graphdsl graphs to other formats (``exporters.onnx``)."""
