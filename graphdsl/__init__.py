@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from graphdsl import ops, passes
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
+from graphdsl.evaluate import evaluate
+from graphdsl.graph import Graph, GraphError, OpTypeError, Symbol, TensorType
+from graphdsl.inputs import InputError
 from graphdsl.lattice import Lattice, LatticeError, Weak
+from graphdsl.ops import implicit_cast
 from graphdsl.policies import (
     LiteralError,
     LiteralRule,
@@ -14,6 +19,7 @@ from graphdsl.policies import (
     policy,
     policy_names,
 )
+from graphdsl.shapes import ShapeError
 
 bool_ = DType.bool
 bool = DType.bool  # gd.bool, as jnp.bool
@@ -27,14 +33,21 @@ tensor_float32, index, address = DType.tensor_float32, DType.index, DType.addres
 __all__ = [
     "DType",
     "DTypeError",
+    "Graph",
+    "GraphError",
+    "InputError",
     "Kind",
     "Lattice",
     "LatticeError",
     "LiteralError",
     "LiteralRule",
+    "OpTypeError",
     "Policy",
     "Promoted",
     "PromotionError",
+    "ShapeError",
+    "Symbol",
+    "TensorType",
     "Weak",
     "address",
     "bfloat16",
@@ -43,17 +56,21 @@ __all__ = [
     "complex64",
     "complex128",
     "dtype",
+    "evaluate",
     "float8_e4m3fn",
     "float8_e5m2",
     "float16",
     "float32",
     "float64",
+    "implicit_cast",
     "implicit_cast_type",
     "index",
     "int8",
     "int16",
     "int32",
     "int64",
+    "ops",
+    "passes",
     "policy",
     "policy_names",
     "tensor_float32",

@@ -1,0 +1,528 @@
+"""Graph, Symbol and TensorType: the typed graph users build, MAX style.
+
+>>> import numpy as np, graphdsl as gd
+>>> g = gd.Graph("demo", input_types={"x": gd.TensorType(gd.int16, ("n",))})
+>>> x, = g.inputs
+>>> y = x * 2 + g.scalar(1.5)
+>>> y.type
+TensorType(float32?[n])
+>>> g.output(y)
+>>> print(g)
+graph demo(%x: int16[n]) {
+  %0: int32?[] = literal 2
+  %1: int16[n] = mul %x, %0
+  %2: float32?[] = literal 1.5
+  %3: float32?[n] = add %1, %2
+  return %3
+}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from graphdsl._source import Location, user_location
+from graphdsl.dtypes import DType, dtype
+from graphdsl.policies import LiteralError, Policy, PromotionError, policy
+from graphdsl.shapes import Shape, ShapeError, shape_of
+
+__all__ = ["Graph", "GraphError", "OpTypeError", "Symbol", "TensorType"]
+
+Scalar = bool | int | float | complex
+
+
+class GraphError(ValueError):
+    """A graph that is malformed, or used in a way its state does not allow."""
+
+
+class OpTypeError(TypeError):
+    """An op given operand dtypes it does not accept."""
+
+
+class TensorType(NamedTuple):
+    """The static type of a value: dtype, shape (ints and symbolic names), ambiguity.
+
+    >>> import graphdsl as gd
+    >>> str(gd.TensorType(gd.float32, ("batch", 4), ambiguous=True))
+    'float32?[batch, 4]'
+    """
+
+    dtype: DType
+    shape: Shape = ()
+    ambiguous: bool = False
+
+    def __str__(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"{self.dtype.name}{'?' if self.ambiguous else ''}[{dims}]"
+
+    def __repr__(self) -> str:
+        return f"TensorType({self})"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def _as_type(t: object) -> TensorType:
+    if isinstance(t, TensorType):
+        return TensorType(t.dtype, shape_of(t.shape), t.ambiguous)
+    if isinstance(t, tuple) and len(t) == 2:
+        return TensorType(dtype(t[0]), shape_of(t[1]))
+    return TensorType(dtype(t), ())
+
+
+class Symbol:
+    """A value in a graph: the output of one op. Build new symbols with operators and ``gd.ops``.
+
+    Symbols compare by identity: ``x == y`` builds an ``equal`` node, so use ``x is y`` to
+    ask whether two symbols are the same value.
+    """
+
+    __slots__ = ("attrs", "graph", "id", "in_dtypes", "inputs", "loc", "op", "type")
+
+    def __init__(
+        self,
+        graph: Graph,
+        op: str,
+        inputs: tuple[Symbol, ...],
+        attrs: dict[str, Any],
+        type: TensorType,
+        in_dtypes: tuple[DType, ...],
+        loc: Location | None,
+    ) -> None:
+        self.graph = graph
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.type = type
+        self.in_dtypes = in_dtypes
+        self.loc = loc
+        self.id = len(graph.nodes)
+
+    # -- type accessors
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+    @property
+    def shape(self) -> Shape:
+        return self.type.shape
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.type.ambiguous
+
+    @property
+    def rank(self) -> int:
+        return len(self.type.shape)
+
+    def __repr__(self) -> str:
+        where = f" at {self.loc}" if self.loc else ""
+        return f"<Symbol {self.op} {self.type} of graph {self.graph.name!r}{where}>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a Symbol has no truth value at graph-build time; use gd.ops.where(cond, a, b) "
+            "for a data-dependent choice, or 'x is y' to compare symbols"
+        )
+
+    def cast(self, to: DType | str) -> Symbol:
+        """Explicit conversion (``gd.ops.cast``)."""
+        from graphdsl import ops
+
+        return ops.cast(self, to)
+
+    # -- operators: all build nodes through gd.ops
+    def __add__(self, o: Operand) -> Symbol:
+        return _binary("add", self, o)
+
+    def __radd__(self, o: Operand) -> Symbol:
+        return _binary("add", o, self)
+
+    def __sub__(self, o: Operand) -> Symbol:
+        return _binary("sub", self, o)
+
+    def __rsub__(self, o: Operand) -> Symbol:
+        return _binary("sub", o, self)
+
+    def __mul__(self, o: Operand) -> Symbol:
+        return _binary("mul", self, o)
+
+    def __rmul__(self, o: Operand) -> Symbol:
+        return _binary("mul", o, self)
+
+    def __truediv__(self, o: Operand) -> Symbol:
+        return _binary("div", self, o)
+
+    def __rtruediv__(self, o: Operand) -> Symbol:
+        return _binary("div", o, self)
+
+    def __floordiv__(self, o: Operand) -> Symbol:
+        return _binary("floordiv", self, o)
+
+    def __rfloordiv__(self, o: Operand) -> Symbol:
+        return _binary("floordiv", o, self)
+
+    def __mod__(self, o: Operand) -> Symbol:
+        return _binary("mod", self, o)
+
+    def __rmod__(self, o: Operand) -> Symbol:
+        return _binary("mod", o, self)
+
+    def __pow__(self, o: Operand) -> Symbol:
+        return _binary("pow", self, o)
+
+    def __rpow__(self, o: Operand) -> Symbol:
+        return _binary("pow", o, self)
+
+    def __matmul__(self, o: Operand) -> Symbol:
+        return _binary("matmul", self, o)
+
+    def __rmatmul__(self, o: Operand) -> Symbol:
+        return _binary("matmul", o, self)
+
+    def __and__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_and", self, o)
+
+    def __rand__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_and", o, self)
+
+    def __or__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_or", self, o)
+
+    def __ror__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_or", o, self)
+
+    def __xor__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_xor", self, o)
+
+    def __rxor__(self, o: Operand) -> Symbol:
+        return _binary("bitwise_xor", o, self)
+
+    def __eq__(self, o: object) -> Symbol:  # type: ignore[override]
+        return _binary("equal", self, o)
+
+    def __ne__(self, o: object) -> Symbol:  # type: ignore[override]
+        return _binary("not_equal", self, o)
+
+    def __lt__(self, o: Operand) -> Symbol:
+        return _binary("less", self, o)
+
+    def __le__(self, o: Operand) -> Symbol:
+        return _binary("less_equal", self, o)
+
+    def __gt__(self, o: Operand) -> Symbol:
+        return _binary("greater", self, o)
+
+    def __ge__(self, o: Operand) -> Symbol:
+        return _binary("greater_equal", self, o)
+
+    def __neg__(self) -> Symbol:
+        return self.graph._apply("negative", (self,), {})
+
+    def __pos__(self) -> Symbol:
+        return self
+
+    def __abs__(self) -> Symbol:
+        return self.graph._apply("abs", (self,), {})
+
+    def __invert__(self) -> Symbol:
+        return self.graph._apply("bitwise_not", (self,), {})
+
+
+Operand = Symbol | Scalar | np.ndarray | np.generic
+
+
+def _binary(op: str, a: object, b: object) -> Symbol:
+    g = a.graph if isinstance(a, Symbol) else b.graph  # type: ignore[attr-defined]
+    return g._apply(op, (a, b), {})
+
+
+def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
+    """Build ``op`` in the graph of its first Symbol operand."""
+    for a in args:
+        if isinstance(a, Symbol):
+            return a.graph._apply(op, args, attrs)
+    raise OpTypeError(
+        f"{op}: no operand is a Symbol, so there is no graph to build in; make a constant "
+        "first with g.constant(...) or g.scalar(...)"
+    )
+
+
+class _ScalarFactory:
+    """``g.scalar(1.5)`` (ambiguous literal), ``g.scalar(1, gd.int16)`` or ``g.scalar[gd.int16](1)``."""
+
+    __slots__ = ("_dtype", "_graph")
+
+    def __init__(self, graph: Graph, dt: DType | None = None) -> None:
+        self._graph = graph
+        self._dtype = dt
+
+    def __getitem__(self, dt: DType | str) -> _ScalarFactory:
+        return _ScalarFactory(self._graph, dtype(dt))
+
+    def __call__(self, value: Scalar, dt: DType | str | None = None) -> Symbol:
+        target = dtype(dt) if dt is not None else self._dtype
+        return self._graph._scalar(value, target)
+
+
+class Graph:
+    """A typed compute graph.
+
+    Args:
+        name: the graph's name (the ONNX model's graph name).
+        input_types: ``{name: TensorType}`` or a list of types (named input0, input1, ...).
+            A type may also be a dtype (a scalar input) or ``(dtype, shape)``.
+        policy: the promotion policy name or a :class:`~graphdsl.Policy`.
+        warn_lossy: warn (``LossyCastWarning``) when an implicit cast can lose magnitude or
+            precision; see :func:`graphdsl.passes.lint_lossy`.
+
+    ``with gd.Graph(...) as g:`` works too; the block returns the graph unchanged.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        input_types: Mapping[str, object] | Sequence[object] = (),
+        *,
+        policy: str | Policy = "default",
+        warn_lossy: bool = False,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise GraphError(f"a graph needs a non-empty name, got {name!r}")
+        self.name = name
+        self.policy: Policy = _get_policy(policy)
+        self.warn_lossy = warn_lossy
+        self.nodes: list[Symbol] = []
+        self.outputs: list[Symbol] = []
+        self._frozen: str | None = None
+        items = (
+            list(input_types.items())
+            if isinstance(input_types, Mapping)
+            else [(f"input{i}", t) for i, t in enumerate(input_types)]
+        )
+        self.inputs: list[Symbol] = []
+        for in_name, t in items:
+            if not isinstance(in_name, str) or not in_name.isidentifier():
+                raise GraphError(f"input names must be identifiers, got {in_name!r}")
+            typ = _as_type(t)
+            if typ.ambiguous:
+                raise GraphError(f"input {in_name!r} cannot be ambiguous: inputs have known types")
+            sym = self._add("input", (), {"name": in_name}, typ, (), None)
+            self.inputs.append(sym)
+        self.scalar = _ScalarFactory(self)
+
+    # -- context manager
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
+
+    def __str__(self) -> str:
+        from graphdsl.printing import format_graph
+
+        return format_graph(self)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [s.attrs["name"] for s in self.inputs]
+
+    # -- building
+    def _check_mutable(self) -> None:
+        if self._frozen is not None:
+            raise GraphError(
+                f"graph {self.name!r} was {self._frozen} and is frozen: changing it now would "
+                "make the exported model stale; build a new graph (or call graph.copy()) first"
+            )
+
+    def freeze(self, reason: str) -> None:
+        """Forbid further changes (the exporter calls this)."""
+        if self._frozen is None:
+            self._frozen = reason
+
+    def _add(
+        self,
+        op: str,
+        inputs: tuple[Symbol, ...],
+        attrs: dict[str, Any],
+        typ: TensorType,
+        in_dtypes: tuple[DType, ...],
+        loc: Location | None,
+    ) -> Symbol:
+        self._check_mutable()
+        sym = Symbol(self, op, inputs, attrs, typ, in_dtypes, loc)
+        self.nodes.append(sym)
+        return sym
+
+    def _scalar(self, value: Scalar, target: DType | None) -> Symbol:
+        loc = user_location()
+        if isinstance(value, np.generic):
+            value = value.item()
+        if not isinstance(value, (bool, int, float, complex)):
+            raise OpTypeError(f"scalar (at {loc}): {value!r} is not a Python scalar")
+        if target is None:
+            return self._literal(value, loc)
+        problem = _literal_problem(value, target)
+        if problem:
+            raise LiteralError(f"scalar (at {loc}): the value {value!r} {problem}")
+        arr = np.asarray(value).astype(target.np)
+        return self._add("constant", (), {"value": arr}, TensorType(target, ()), (), loc)
+
+    def _literal(self, value: Scalar, loc: Location | None) -> Symbol:
+        t = self.policy.literal_type(value)
+        return self._add("literal", (), {"value": value}, TensorType(t.dtype, (), t.ambiguous), (),
+                         loc)  # fmt: skip
+
+    def constant(self, value: object, dt: DType | str | None = None) -> Symbol:
+        """A known-typed constant from a numpy array (or anything ``np.asarray`` takes).
+
+        >>> import numpy as np, graphdsl as gd
+        >>> g = gd.Graph("c")
+        >>> g.constant(np.ones((2, 3), np.float32)).type
+        TensorType(float32[2, 3])
+        """
+        loc = user_location()
+        target = dtype(dt) if dt is not None else None
+        arr = np.asarray(value)
+        if target is None:
+            if arr.dtype == object:
+                raise OpTypeError(f"constant (at {loc}): cannot make a tensor of {value!r}")
+            target = dtype(arr.dtype)
+        arr = arr.astype(target.np, copy=False)
+        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+        return self._add("constant", (), {"value": arr}, TensorType(target, arr.shape), (), loc)
+
+    def output(self, *values: Symbol | Scalar) -> None:
+        """Set the graph's outputs (replacing any set before)."""
+        self._check_mutable()
+        if not values:
+            raise GraphError(f"graph {self.name!r}: output() needs at least one value")
+        outs = []
+        loc = user_location()
+        for v in values:
+            if not isinstance(v, Symbol):
+                v = self._literal(v, loc)  # type: ignore[arg-type]
+            self._own(v, "output", loc)
+            outs.append(v)
+        self.outputs = outs
+
+    def _own(self, v: Symbol, op: str, loc: Location | None) -> None:
+        if v.graph is not self:
+            raise GraphError(
+                f"{op} (at {loc}): {v!r} belongs to graph {v.graph.name!r}, not {self.name!r}; "
+                "values cannot cross graphs (pass it as an input instead)"
+            )
+
+    def _apply(self, op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
+        from graphdsl._rules import OPS
+
+        loc = user_location()
+        inputs: list[Symbol] = []
+        for a in args:
+            if isinstance(a, Symbol):
+                self._own(a, op, loc)
+                inputs.append(a)
+            elif isinstance(a, (bool, int, float, complex, np.generic)):
+                inputs.append(self._literal(a.item() if isinstance(a, np.generic) else a, loc))
+            elif isinstance(a, np.ndarray):
+                self._check_mutable()
+                inputs.append(self.constant(a))
+            else:
+                raise OpTypeError(
+                    f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
+                    "operand; use a Symbol, a Python scalar or a numpy array"
+                )
+        opdef = OPS[op]
+        types = [s.type for s in inputs]
+        try:
+            in_dtypes, out = opdef.rule(self.policy, types, attrs)
+        except PromotionError as e:
+            raise PromotionError(
+                f"{op} (at {loc}): {e}", lhs=e.lhs, rhs=e.rhs, policy=e.policy, fix=e.fix
+            ) from None
+        except (OpTypeError, ShapeError) as e:
+            raise type(e)(f"{op} (at {loc}): {e}") from None
+        for s, want in zip(inputs, in_dtypes, strict=True):
+            if s.op == "literal" and not opdef.truthy:
+                problem = _literal_problem(s.attrs["value"], want, self.policy)
+                if problem:
+                    raise LiteralError(
+                        f"{op} (at {loc}): the literal {s.attrs['value']!r} {problem} "
+                        f"(operand types {', '.join(str(t) for t in types)}, policy "
+                        f"{self.policy.name!r}); {_literal_fix(s.attrs['value'], want)}"
+                    )
+        sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
+        if self.warn_lossy:
+            from graphdsl.passes.lint import warn_node
+
+            warn_node(sym)
+        return sym
+
+    # -- whole-graph operations
+    def verify(self) -> None:
+        """Check the graph's invariants; raise :class:`GraphError` naming the first violation.
+
+        Single definition, topological order, ownership, outputs present, and every op's
+        type rule recomputed from its operands' types under the graph's policy.
+        """
+        from graphdsl.verify import verify
+
+        verify(self)
+
+    def copy(self, name: str | None = None) -> Graph:
+        """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""
+        from graphdsl.passes.rewrite import Rewriter
+
+        rw = Rewriter(self, name=name or self.name)
+        for node in self.nodes:
+            if node.op != "input":
+                rw.copy_node(node)
+        return rw.finish()
+
+    def explain(self) -> str:
+        """Each implicit cast the ``implicit_cast`` pass inserts, and why."""
+        from graphdsl.passes.implicit_cast import explain
+
+        return explain(self)
+
+    def to_dot(self) -> str:
+        """Graphviz dot text of the graph; Cast nodes are highlighted."""
+        from graphdsl.printing import to_dot
+
+        return to_dot(self)
+
+    def used(self) -> Iterable[Symbol]:
+        """Nodes reachable from the outputs, in topological order."""
+        live = {id(o) for o in self.outputs}
+        keep: list[Symbol] = []
+        for node in reversed(self.nodes):
+            if id(node) in live or node.op == "input":
+                keep.append(node)
+                live.update(id(i) for i in node.inputs)
+        return reversed(keep)
+
+
+_get_policy = policy
+
+
+def _literal_problem(value: Scalar, target: DType, p: Policy | None = None) -> str:
+    from graphdsl.policies import LiteralRule, literal_problem
+
+    return literal_problem(value, target, exact=p is not None and p.literals is LiteralRule.max)
+
+
+def _literal_fix(value: Scalar, target: DType) -> str:
+    if target.is_integer and isinstance(value, float):
+        return "use an integer literal, or cast the other operand to a float dtype"
+    return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
+

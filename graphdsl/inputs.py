@@ -1,0 +1,97 @@
+"""Check user-supplied input arrays against a graph's input types (shared by every backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphdsl.dtypes import DType, DTypeError, dtype
+from graphdsl.graph import Graph
+from graphdsl.shapes import format_shape
+
+__all__ = ["InputError", "bind_inputs"]
+
+
+class InputError(ValueError):
+    """Inputs that do not match the graph's input names, dtypes or shapes."""
+
+
+def bind_inputs(
+    graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]
+) -> tuple[list[np.ndarray], dict[str, int]]:
+    """Arrays in input order, checked, plus the size bound to each symbolic dimension.
+
+    Python scalars and lists are accepted where they convert exactly to the input's dtype
+    (``np.asarray`` with the declared dtype); numpy arrays must have the declared dtype.
+    """
+    names = graph.input_names
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [k for k in inputs if k not in names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing {', '.join(map(repr, missing))}")
+            if extra:
+                parts.append(f"unexpected {', '.join(map(repr, extra))}")
+            raise InputError(
+                f"graph {graph.name!r} takes inputs {names}: {'; '.join(parts)}"
+            )
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(names):
+            raise InputError(
+                f"graph {graph.name!r} takes {len(names)} inputs {names}, got {len(values)}"
+            )
+    dims: dict[str, int] = {}
+    arrays = []
+    for sym, value in zip(graph.inputs, values, strict=True):
+        name = sym.attrs["name"]
+        want: DType = sym.type.dtype
+        if isinstance(value, np.ndarray | np.generic):
+            arr = np.asarray(value)
+            try:
+                got = dtype(arr.dtype)
+            except DTypeError:
+                got = None
+            if got is not want and arr.dtype != want.np:
+                raise InputError(
+                    f"input {name!r}: expected dtype {want.name}, got {arr.dtype}; convert it "
+                    f"with .astype(gd.{want.name}.np)"
+                )
+            arr = arr.astype(want.np, copy=False)
+        else:
+            arr = np.asarray(value)
+            if arr.dtype == object:
+                raise InputError(f"input {name!r}: cannot make an array of {value!r}")
+            conv = arr.astype(want.np)
+            with np.errstate(all="ignore"):
+                exact = bool(np.all(conv.astype(arr.dtype) == arr))
+            if not exact:
+                raise InputError(
+                    f"input {name!r}: {value!r} is not exactly representable as {want.name}"
+                )
+            arr = conv
+        shape = sym.type.shape
+        if arr.ndim != len(shape):
+            raise InputError(
+                f"input {name!r}: expected rank {len(shape)} {format_shape(shape)}, got shape "
+                f"{arr.shape}"
+            )
+        for i, (d, n) in enumerate(zip(shape, arr.shape, strict=True)):
+            if isinstance(d, str):
+                bound = dims.setdefault(d, n)
+                if bound != n:
+                    raise InputError(
+                        f"input {name!r}: dimension {i} is {d!r}, bound to {bound} by an earlier "
+                        f"input, but this array has {n} (shape {arr.shape})"
+                    )
+            elif d != n:
+                raise InputError(
+                    f"input {name!r}: expected shape {format_shape(shape)}, got {arr.shape}"
+                )
+        arrays.append(arr if arr.flags.c_contiguous else arr.copy(order="C"))
+    return arrays, dims

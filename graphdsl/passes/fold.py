@@ -1,0 +1,43 @@
+"""Constant folding: evaluate nodes whose operands are all constants (small results only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphdsl.graph import Graph, TensorType
+from graphdsl.passes.rewrite import Rewriter
+from graphdsl.shapes import num_elements
+
+__all__ = ["fold_constants"]
+
+MAX_FOLDED_ELEMENTS = 1 << 16
+
+
+def fold_constants(graph: Graph) -> Graph:
+    """A copy of ``graph`` with constant-only subgraphs replaced by their values.
+
+    Folding uses the reference interpreter's own op implementations, so a folded graph
+    computes exactly what the unfolded one does. Results larger than
+    ``MAX_FOLDED_ELEMENTS`` elements are left to run time.
+    """
+    from graphdsl.evaluate import run_node  # noqa: PLC0415 - evaluate imports the op table
+
+    rw = Rewriter(graph)
+    for node in graph.nodes:
+        if node.op == "input":
+            continue
+        args = tuple(rw.map[id(i)] for i in node.inputs)
+        size = num_elements(node.shape)
+        if (
+            args
+            and all(a.op == "constant" for a in args)
+            and size is not None
+            and size <= MAX_FOLDED_ELEMENTS
+        ):
+            value = run_node(node, [np.asarray(a.attrs["value"]) for a in args], {})
+            rw.map[id(node)] = rw.add(
+                "constant", (), {"value": value}, TensorType(node.dtype, node.shape), (), node.loc
+            )
+        else:
+            rw.copy_node(node, args)
+    return rw.finish()

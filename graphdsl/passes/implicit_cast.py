@@ -1,0 +1,183 @@
+"""The ``implicit_cast`` pass: every conversion becomes an explicit ``cast`` node.
+
+After it, each op's operands already have the dtypes the op computes in, literals are
+constants of their final dtype (checked to fit when the node was built), and no type is
+ambiguous. Identical casts of one value are made once; a cast to the value's own dtype is
+never emitted; a chain of casts is shortened only where the first step is exactly value
+preserving (int8 -> int32 -> int64 becomes int8 -> int64; float64 -> float32 -> float64
+stays).
+
+>>> import graphdsl as gd
+>>> g = gd.Graph("ic", input_types={"x": gd.TensorType(gd.float32, (2,)), "n": gd.int16})
+>>> x, n = g.inputs
+>>> g.output(x * 2 + n)
+>>> print(gd.passes.implicit_cast(g))
+graph ic(%x: float32[2], %n: int16[]) {
+  %0: float32[] = constant 2.0
+  %1: float32[2] = mul %x, %0
+  %2: float32[] = cast %n, to=float32
+  %3: float32[2] = add %1, %2
+  return %3
+}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphdsl._rules import promote
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import Graph, Symbol, TensorType
+from graphdsl.passes.rewrite import Rewriter
+
+__all__ = ["explain", "implicit_cast", "is_lossless"]
+
+
+def is_lossless(src: DType, dst: DType) -> bool:
+    """True if every value of ``src`` converts to ``dst`` and back unchanged."""
+    if src is dst or src is DType.bool:
+        return True
+    if dst is DType.bool:
+        return False
+    if src.is_integer:
+        if dst.is_integer:
+            return dst.min <= src.min and src.max <= dst.max
+        return dst.mantissa_bits >= src.mantissa_bits and dst.max >= src.max
+    if src.kind is Kind.complex:
+        return dst.kind is Kind.complex and dst.bits >= src.bits
+    if dst.is_integer:
+        return False
+    s_bits, d_bits = src.mantissa_bits, dst.mantissa_bits
+    s_max = src.max if src.kind is Kind.float else 0.0
+    d_max = dst.max
+    tiny = {DType.float8_e4m3fn: 2.0**-9, DType.float8_e5m2: 2.0**-16, DType.float16: 2.0**-24,
+            DType.bfloat16: 2.0**-133, DType.float32: 2.0**-149, DType.tensor_float32: 2.0**-149,
+            DType.float64: 2.0**-1074}  # fmt: skip
+    real_dst = dst if dst.kind is Kind.float else {64: DType.float32, 128: DType.float64}[dst.bits]
+    return d_bits >= s_bits and float(d_max) >= float(s_max) and tiny[real_dst] <= tiny[src]
+
+
+def _literal_key(value: Any, want: DType) -> tuple[str, str, DType]:
+    return (type(value).__name__, repr(value), want)
+
+
+class _Caster:
+    def __init__(self, rw: Rewriter) -> None:
+        self.rw = rw
+        self.casts: dict[tuple[int, DType], Symbol] = {}
+        self.literals: dict[tuple[str, str, DType], Symbol] = {}
+
+    def literal(self, node: Symbol, want: DType) -> Symbol:
+        key = _literal_key(node.attrs["value"], want)
+        hit = self.literals.get(key)
+        if hit is None:
+            with np.errstate(all="ignore"):
+                arr = np.asarray(node.attrs["value"]).astype(want.np)
+            hit = self.rw.add("constant", (), {"value": arr}, TensorType(want, ()), (), node.loc)
+            self.literals[key] = hit
+        return hit
+
+    def cast(self, value: Symbol, want: DType, loc: Any) -> Symbol:
+        if value.dtype is want:
+            return value
+        # shorten: cast(cast(s, mid), want) -> cast(s, want) when s -> mid is lossless
+        src = value
+        while src.op == "cast" and is_lossless(src.inputs[0].dtype, src.dtype):
+            src = src.inputs[0]
+            if src.dtype is want:
+                return src
+        key = (id(src), want)
+        hit = self.casts.get(key)
+        if hit is None:
+            hit = self.rw.add(
+                "cast", (src,), {"to": want}, TensorType(want, src.shape), (src.dtype,), loc
+            )
+            self.casts[key] = hit
+        return hit
+
+
+def implicit_cast(graph: Graph) -> Graph:
+    """A new graph with explicit casts; ``graph`` is unchanged."""
+    rw = Rewriter(graph)
+    caster = _Caster(rw)
+    for node in graph.nodes:
+        if node.op in ("input", "literal"):
+            continue
+        args = []
+        for arg, want in zip(node.inputs, node.in_dtypes, strict=True):
+            if arg.op == "literal":
+                args.append(caster.literal(arg, want))
+            else:
+                args.append(caster.cast(rw.map[id(arg)], want, node.loc))
+        rw.copy_node(node, tuple(args), known=True)
+    for out in graph.outputs:  # a literal returned as an output: its own (default) dtype
+        if out.op == "literal":
+            rw.map[id(out)] = caster.literal(out, out.dtype)
+    return rw.finish()
+
+
+# ---------------------------------------------------------------------------- explain
+
+
+def _reason(graph: Graph, node: Symbol) -> str:
+    p = graph.policy
+    types = [i.type for i in node.inputs]
+    if node.op.startswith("logical_") or (node.op == "where"):
+        head = "the condition converts by truth value (x != 0)" if node.op == "where" else (
+            "logical ops convert their operands by truth value (x != 0)")
+        if node.op != "where":
+            return head
+        types = types[1:]
+        prefix = head + "; the branches: "
+    else:
+        prefix = ""
+    if len(types) >= 2:
+        rules = []
+        acc = types[0]
+        for t in types[1:]:
+            d = p.decide(acc.dtype, acc.ambiguous, t.dtype, t.ambiguous)
+            rules.append(f"{acc.dtype.name}{'?' if acc.ambiguous else ''} x "
+                         f"{t.dtype.name}{'?' if t.ambiguous else ''} -> {d.result}: {d.rule}")
+            acc = TensorType(d.result.dtype, (), d.result.ambiguous)
+        why = prefix + "; then ".join(rules)
+        joined = promote(p, types).dtype
+    else:
+        why, joined = prefix, types[0].dtype if types else DType.bool
+    want = node.in_dtypes[-1] if node.in_dtypes else joined
+    if want is not joined and node.op != "where":
+        why += (f"; {node.op} computes in the policy's default "
+                f"{'float' if want.is_float else 'int'} {want.name}")
+    return why.strip("; ")
+
+
+def explain(graph: Graph) -> str:
+    """Each conversion ``implicit_cast`` makes, with the operand types, policy and rule.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("e", input_types={"n": gd.int16})
+    >>> g.output(g.inputs[0] * 1.5)
+    >>> print(g.explain())  # doctest: +ELLIPSIS
+    graph e, policy 'default': 2 implicit conversions
+      mul at ...: operand 0 %n int16 -> float32 (operand types int16[], float32?[]); rule: ...
+      mul at ...: literal 1.5 -> constant float32 (operand types int16[], float32?[]); rule: ...
+    """
+    lines = []
+    for node in graph.nodes:
+        if not node.in_dtypes:
+            continue
+        for k, (arg, want) in enumerate(zip(node.inputs, node.in_dtypes, strict=True)):
+            is_lit = arg.op == "literal"
+            if arg.dtype is want and not is_lit:
+                continue
+            what = (f"literal {arg.attrs['value']!r} -> constant {want.name}" if is_lit else
+                    f"operand {k} %{arg.attrs['name'] if arg.op == 'input' else arg.id} "
+                    f"{arg.dtype.name} -> {want.name}")
+            where = f" at {node.loc}" if node.loc else ""
+            src = f"\n      | {node.loc.source_line()}" if node.loc and node.loc.source_line() else ""
+            types = ", ".join(str(i.type) for i in node.inputs)
+            lines.append(f"  {node.op}{where}: {what} (operand types {types}); rule: "
+                         f"{_reason(graph, node)}{src}")
+    head = f"graph {graph.name}, policy {graph.policy.name!r}: {len(lines)} implicit conversions"
+    return "\n".join([head, *lines])

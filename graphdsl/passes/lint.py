@@ -1,0 +1,88 @@
+"""Lossy-promotion lint: implicit casts that can lose magnitude or precision."""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from graphdsl.dtypes import DType
+from graphdsl.graph import Graph, Symbol
+from graphdsl.passes.implicit_cast import is_lossless
+
+__all__ = ["LossyCast", "LossyCastWarning", "lint_lossy", "warn_node"]
+
+
+class LossyCastWarning(UserWarning):
+    """An implicit conversion that can change values."""
+
+
+class LossyCast(NamedTuple):
+    node: Symbol
+    operand: int
+    src: DType
+    dst: DType
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        where = f" at {self.node.loc}" if self.node.loc else ""
+        return (f"{self.node.op}{where}: operand {self.operand} {self.src.name} -> "
+                f"{self.dst.name} {self.problem}; {self.fix}")
+
+
+def _check(node: Symbol) -> list[LossyCast]:
+    out = []
+    for k, (arg, want) in enumerate(zip(node.inputs, node.in_dtypes, strict=True)):
+        if node.op.startswith("logical_") or (node.op == "where" and k == 0):
+            continue  # truth-value conversions are the op's meaning, not a promotion
+        if arg.op == "literal":
+            v = arg.attrs["value"]
+            if isinstance(v, bool):
+                continue
+            with np.errstate(all="ignore"):
+                stored = np.asarray(v).astype(want.np)
+                back = stored.astype(np.asarray(v).dtype).item()
+            if back != v and v == v:
+                out.append(LossyCast(node, k, arg.dtype, want,
+                                     f"rounds the literal {v!r} to {stored.item()!r}",
+                                     f"write the literal as {stored.item()!r}, or compute in a "
+                                     "wider dtype"))
+            continue
+        if arg.dtype is want or is_lossless(arg.dtype, want):
+            continue
+        src, dst = arg.dtype, want
+        if float(dst.max) < float(src.max) or (src.min < 0 <= dst.min):
+            problem = (f"can lose magnitude ({src.name} reaches {src.max:g}, "
+                       f"{dst.name} only {dst.max:g})") if float(dst.max) < float(src.max) else (
+                       f"cannot hold the negative values of {src.name}")
+        else:
+            problem = (f"can lose precision ({src.mantissa_bits} significant bits -> "
+                       f"{dst.mantissa_bits})")
+        out.append(LossyCast(node, k, src, dst, problem,
+                             f"cast explicitly (gd.ops.cast) to a dtype that holds both, or "
+                             f"choose another policy than {node.graph.policy.name!r}"))
+    return out
+
+
+def lint_lossy(graph: Graph) -> list[LossyCast]:
+    """Every implicit conversion in ``graph`` that can lose magnitude or precision.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("l", input_types=[gd.int64, gd.float16], policy="jax")
+    >>> g.output(g.inputs[0] + g.inputs[1])
+    >>> for w in gd.passes.lint_lossy(g): print(w)  # doctest: +ELLIPSIS
+    add at ...: operand 0 int64 -> float16 can lose magnitude (int64 reaches 9.22337e+18, float16 only 65504); ...
+    """
+    found: list[LossyCast] = []
+    for node in graph.nodes:
+        if node.in_dtypes:
+            found.extend(_check(node))
+    return found
+
+
+def warn_node(node: Symbol) -> None:
+    """Emit a :class:`LossyCastWarning` for each lossy conversion ``node`` needs."""
+    for w in _check(node):
+        warnings.warn(str(w), LossyCastWarning, stacklevel=4)

@@ -1,0 +1,97 @@
+"""Numbered text IR and Graphviz dot for graphs.
+
+Values are numbered at print time (``%0``, ``%1``...); inputs print by name. Every value
+shows its type, with ``?`` on ambiguous ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphdsl.graph import Graph, Symbol
+
+__all__ = ["format_attrs", "format_graph", "to_dot"]
+
+
+def _value_str(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        if v.size <= 6:
+            items = ", ".join(repr(x.item()) for x in v.reshape(-1))
+            return f"[{items}]" if v.ndim else repr(v.item())
+        return f"<{v.size} elements>"
+    return repr(v)
+
+
+def format_attrs(node: Symbol) -> str:
+    parts = []
+    for k, v in node.attrs.items():
+        if k.startswith("_") or v is None:
+            continue
+        if k == "value":
+            parts.append(_value_str(v))
+        else:
+            parts.append(f"{k}={v.name if hasattr(v, 'name') and not isinstance(v, str) else v}")
+    return ", ".join(parts)
+
+
+class _Namer:
+    def __init__(self, graph: Graph) -> None:
+        self.names: dict[int, str] = {id(s): f"%{s.attrs['name']}" for s in graph.inputs}
+        self.count = 0
+
+    def __call__(self, s: Symbol) -> str:
+        name = self.names.get(id(s))
+        if name is None:
+            name = self.names[id(s)] = f"%{self.count}"
+            self.count += 1
+        return name
+
+
+def format_graph(graph: Graph) -> str:
+    name = _Namer(graph)
+    head = ", ".join(f"{name(s)}: {s.type}" for s in graph.inputs)
+    lines = [f"graph {graph.name}({head}) {{"]
+    for node in graph.nodes:
+        if node.op == "input":
+            continue
+        res = name(node)
+        args = ", ".join(name(i) for i in node.inputs)
+        attrs = format_attrs(node)
+        rhs = " ".join(x for x in (node.op, args) if x)
+        if attrs:
+            rhs = f"{rhs} {attrs}" if not args else f"{rhs}, {attrs}"
+        lines.append(f"  {res}: {node.type} = {rhs}")
+    if graph.outputs:
+        lines.append("  return " + ", ".join(name(o) for o in graph.outputs))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def to_dot(graph: Graph) -> str:
+    """Graphviz dot; Cast nodes are orange, literals and constants grey."""
+    name = _Namer(graph)
+    lines = [f'digraph "{graph.name}" {{', "  rankdir=TB;", "  node [shape=box, style=rounded];"]
+    for node in graph.nodes:
+        n = name(node)
+        label = f"{n} = {node.op}" if node.op != "input" else n
+        attrs = format_attrs(node)
+        if attrs and node.op != "input":
+            label += f" {attrs}"
+        label += f"\\n{node.type}"
+        style = ""
+        if node.op == "cast":
+            style = ', style="rounded,filled", fillcolor="#f4a261"'
+        elif node.op in ("literal", "constant"):
+            style = ', style="rounded,filled", fillcolor="#e0e0e0"'
+        elif node.op == "input":
+            style = ', style="rounded,filled", fillcolor="#a8dadc"'
+        lines.append(f'  "{n}" [label="{label}"{style}];')
+        for i in node.inputs:
+            lines.append(f'  "{name(i)}" -> "{n}";')
+    for k, o in enumerate(graph.outputs):
+        lines.append(f'  "out{k}" [shape=plaintext];')
+        lines.append(f'  "{name(o)}" -> "out{k}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

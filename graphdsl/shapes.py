@@ -1,0 +1,101 @@
+"""Static shapes: integer and symbolic (string) dimensions, broadcasting, axes.
+
+>>> broadcast_shapes(("batch", 1, 4), (3, 1))
+('batch', 3, 4)
+>>> broadcast_shapes((2, 3), (4, 3))
+Traceback (most recent call last):
+    ...
+graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension 2 vs 4
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeAlias
+
+__all__ = [
+    "Dim",
+    "Shape",
+    "ShapeError",
+    "broadcast_shapes",
+    "format_shape",
+    "normalize_axes",
+    "normalize_axis",
+    "shape_of",
+]
+
+Dim: TypeAlias = int | str
+Shape: TypeAlias = tuple[Dim, ...]
+
+
+class ShapeError(ValueError):
+    """Shapes that do not fit an op (broadcasting, matmul, reshape, axes)."""
+
+
+def format_shape(shape: Shape) -> str:
+    """``(batch, 4)``; a scalar is ``()``."""
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def shape_of(dims: Sequence[int | str]) -> Shape:
+    """Validate and normalize a user-given shape."""
+    out: list[Dim] = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, str)):
+            raise ShapeError(
+                f"a dimension must be an int or a symbolic name (str), got {d!r} in {tuple(dims)}"
+            )
+        if isinstance(d, int) and d < 0:
+            raise ShapeError(f"a dimension must be >= 0, got {d} in {tuple(dims)}")
+        if isinstance(d, str) and not d:
+            raise ShapeError(f"a symbolic dimension needs a name, got '' in {tuple(dims)}")
+        out.append(int(d) if isinstance(d, int) else d)
+    return tuple(out)
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    """numpy broadcasting; a symbolic dim matches itself or 1, nothing else."""
+    ndim = max(len(s) for s in shapes)
+    result: list[Dim] = []
+    for i in range(-ndim, 0):
+        dim: Dim = 1
+        for s in shapes:
+            d = s[i] if -i <= len(s) else 1
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif dim != d:
+                listed = " and ".join(format_shape(x) for x in shapes)
+                raise ShapeError(f"shapes {listed} do not broadcast: dimension {dim} vs {d}")
+        result.append(dim)
+    return tuple(result)
+
+
+def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise ShapeError(f"{what} must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{what} {axis} is out of range for a value of rank {ndim}")
+    return axis % ndim
+
+
+def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """Sorted, unique, non-negative axes; None means all axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    norm = sorted(normalize_axis(a, ndim) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ShapeError(f"repeated axis in {axis}")
+    return tuple(norm)
+
+
+def num_elements(shape: Shape) -> int | None:
+    """The element count, or None if a dimension is symbolic."""
+    if any(isinstance(d, str) for d in shape):
+        return None
+    return math.prod(int(d) for d in shape)
