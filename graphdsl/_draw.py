@@ -70,3 +70,22 @@ def draw_lattice(lattice: Lattice, path: str) -> None:
     draw_digraph(
         lattice.graph, labels, path, title=f"{lattice.name} promotion lattice", dashed=weak
     )
+
+
+def draw_graph(graph: Any, path: str) -> None:
+    """Draw a graphdsl Graph; Cast nodes are orange."""
+    from graphdsl.printing import format_attrs, value_names
+
+    names = value_names(graph)
+    g = nx.DiGraph()
+    labels: dict[Any, str] = {}
+    for node in graph.nodes:
+        g.add_node(id(node))
+        extra = format_attrs(node) if node.op != "input" else ""
+        op = "" if node.op == "input" else f" = {node.op}"
+        labels[id(node)] = f"{names[id(node)]}{op}\n{extra}\n{node.type}".replace("\n\n", "\n")
+        for i in node.inputs:
+            g.add_edge(id(i), id(node))
+    casts = {id(n) for n in graph.nodes if n.op == "cast"}
+    consts = {id(n) for n in graph.nodes if n.op in ("constant", "literal")}
+    draw_digraph(g, labels, path, title=f"graph {graph.name}", highlight=casts, dashed=consts)

@@ -44,6 +44,8 @@ class OpDef(NamedTuple):
 
 
 OPS: dict[str, OpDef] = {}
+_name: str
+_fn: Callable[..., Any]
 
 NUMERIC = frozenset({Kind.signed, Kind.unsigned, Kind.float, Kind.complex})
 REAL = frozenset({Kind.signed, Kind.unsigned, Kind.float})
@@ -109,7 +111,11 @@ def _elementwise(
             c = Promoted(p.default_float, c.ambiguous)
         _need(kinds, c, types, p)
         shape = broadcast_shapes(*(t.shape for t in types)) if len(types) > 1 else types[0].shape
-        out = TensorType(DType.bool, shape) if result_bool else TensorType(c.dtype, shape, c.ambiguous)
+        out = (
+            TensorType(DType.bool, shape)
+            if result_bool
+            else TensorType(c.dtype, shape, c.ambiguous)
+        )
         return (c.dtype,) * len(types), out
 
     return rule
@@ -190,7 +196,9 @@ for _name, _fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
 
 _register(
     "div",
-    _elementwise(NUMERIC | {Kind.bool}, to_float=frozenset({Kind.bool, Kind.signed, Kind.unsigned})),
+    _elementwise(
+        NUMERIC | {Kind.bool}, to_float=frozenset({Kind.bool, Kind.signed, Kind.unsigned})
+    ),
     _np(np.true_divide),
     "numeric; integers compute in the default float",
 )
@@ -285,7 +293,10 @@ for _name, _fn in (
     ("sigmoid", _sigmoid),
 ):
     _register(
-        _name, _elementwise(_FLOAT, to_float=_TO_FLOAT), _np(_fn), "floating; integers -> default float"
+        _name,
+        _elementwise(_FLOAT, to_float=_TO_FLOAT),
+        _np(_fn),
+        "floating; integers -> default float",
     )
 
 _register("relu", _elementwise(REAL), _np(lambda x: np.maximum(x, np.zeros((), x.dtype))), "real")
@@ -449,7 +460,9 @@ def _transpose_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -
     return (t.dtype,), TensorType(t.dtype, tuple(t.shape[i] for i in perm), t.ambiguous)
 
 
-_register("transpose", _transpose_rule, lambda a, attrs, out: np.transpose(a[0], attrs["perm"]), "any")
+_register(
+    "transpose", _transpose_rule, lambda a, attrs, out: np.transpose(a[0], attrs["perm"]), "any"
+)
 
 
 def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
@@ -485,14 +498,18 @@ def _concat_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
             continue
         dims = {t.shape[i] for t in types}
         if len(dims) > 1:
-            raise ShapeError(f"concat along axis {axis}: dimension {i} differs ({_types_str(types)})")
+            raise ShapeError(
+                f"concat along axis {axis}: dimension {i} differs ({_types_str(types)})"
+            )
     sizes = [t.shape[axis] for t in types]
     total = sum(sizes) if all(isinstance(s, int) for s in sizes) else "+".join(map(str, sizes))  # type: ignore[arg-type]
     shape = tuple(total if i == axis else d for i, d in enumerate(types[0].shape))
     return (c.dtype,) * len(types), TensorType(c.dtype, shape, c.ambiguous)
 
 
-_register("concat", _concat_rule, lambda a, attrs, out: np.concatenate(a, axis=attrs["axis"]), "any")
+_register(
+    "concat", _concat_rule, lambda a, attrs, out: np.concatenate(a, axis=attrs["axis"]), "any"
+)
 
 
 def _expand_dims_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
@@ -518,10 +535,16 @@ _register(
 def _squeeze_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     t = types[0]
     axis = attrs.get("axis")
-    axes = tuple(i for i, d in enumerate(t.shape) if d == 1) if axis is None else normalize_axes(axis, t.rank)
+    axes = (
+        tuple(i for i, d in enumerate(t.shape) if d == 1)
+        if axis is None
+        else normalize_axes(axis, t.rank)
+    )
     for a in axes:
         if t.shape[a] != 1:
-            raise ShapeError(f"cannot squeeze axis {a} of shape {format_shape(t.shape)}: size {t.shape[a]}")
+            raise ShapeError(
+                f"cannot squeeze axis {a} of shape {format_shape(t.shape)}: size {t.shape[a]}"
+            )
     attrs["axis"] = axes
     shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     return (t.dtype,), TensorType(t.dtype, shape, t.ambiguous)
@@ -548,4 +571,3 @@ def _softmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
 
 
 _register("softmax", _softmax_rule, _softmax_impl, "floating; integers -> default float")
-

@@ -3,6 +3,8 @@
     python -m graphdsl table --policy anvil [--format md|csv]
     python -m graphdsl lattice --policy jax [--format dot|png] [-o FILE]
     python -m graphdsl promote int16 'f32?' --policy anvil
+    python -m graphdsl explain examples/quickstart.py
+    python -m graphdsl draw examples/quickstart.py --format png
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ def _build_parser() -> argparse.ArgumentParser:
     promote.add_argument("lhs", help="e.g. int16, f32? (ambiguous), i* (a Python int)")
     promote.add_argument("rhs")
     _policy_arg(promote)
+    explain = sub.add_parser("explain", help="explain the implicit casts of a script's graphs")
+    explain.add_argument("script", help="a Python file that builds graphdsl graphs")
+    draw = sub.add_parser("draw", help="draw the graphs a script builds (Casts highlighted)")
+    draw.add_argument("script", help="a Python file that builds graphdsl graphs")
+    draw.add_argument("-o", "--output", help="output path prefix (default: the script's name)")
+    draw.add_argument("--format", choices=["dot", "png"], default="png")
     return parser
 
 
@@ -100,4 +108,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{a} x {b} -> {d.result}   (policy {p.name})")
         print(f"  rule: {d.rule}")
         return 0
-    raise AssertionError(f"unhandled command {args.command}")
+    from graphdsl import _scripts
+
+    if args.command == "explain":
+        return _scripts.explain_script(args.script)
+    return _scripts.draw_script(args.script, args.output, args.format)

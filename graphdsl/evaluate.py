@@ -61,7 +61,10 @@ def run_node(node: Symbol, values: list[np.ndarray], dims: dict[str, int]) -> np
     out = node.type
     narrow = out.dtype in _NARROW or any(d in _NARROW for d in node.in_dtypes)
     if narrow and node.op != "cast":
-        args = [a.astype(np.float32) if d in _NARROW else a for a, d in zip(args, node.in_dtypes, strict=True)]
+        args = [
+            a.astype(np.float32) if d in _NARROW else a
+            for a, d in zip(args, node.in_dtypes, strict=True)
+        ]
     attrs = node.attrs if not dims else {**node.attrs, "_bound": dims}
     result = OPS[node.op].impl(args, attrs, out)
     return cast_array(np.asarray(result), out.dtype) if node.op != "cast" else result

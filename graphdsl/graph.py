@@ -256,7 +256,7 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
 
 
 class _ScalarFactory:
-    """``g.scalar(1.5)`` (ambiguous literal), ``g.scalar(1, gd.int16)`` or ``g.scalar[gd.int16](1)``."""
+    """``g.scalar(1.5)`` (ambiguous), ``g.scalar(1, gd.int16)`` or ``g.scalar[gd.int16](1)``."""
 
     __slots__ = ("_dtype", "_graph")
 
@@ -302,6 +302,7 @@ class Graph:
         self.nodes: list[Symbol] = []
         self.outputs: list[Symbol] = []
         self._frozen: str | None = None
+        self._derived = False
         items = (
             list(input_types.items())
             if isinstance(input_types, Mapping)
@@ -411,7 +412,7 @@ class Graph:
         loc = user_location()
         for v in values:
             if not isinstance(v, Symbol):
-                v = self._literal(v, loc)  # type: ignore[arg-type]
+                v = self._literal(v, loc)
             self._own(v, "output", loc)
             outs.append(v)
         self.outputs = outs
@@ -525,4 +526,3 @@ def _literal_fix(value: Scalar, target: DType) -> str:
     if target.is_integer and isinstance(value, float):
         return "use an integer literal, or cast the other operand to a float dtype"
     return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
-

@@ -36,9 +36,7 @@ def bind_inputs(
                 parts.append(f"missing {', '.join(map(repr, missing))}")
             if extra:
                 parts.append(f"unexpected {', '.join(map(repr, extra))}")
-            raise InputError(
-                f"graph {graph.name!r} takes inputs {names}: {'; '.join(parts)}"
-            )
+            raise InputError(f"graph {graph.name!r} takes inputs {names}: {'; '.join(parts)}")
         values = [inputs[n] for n in names]
     else:
         values = list(inputs)

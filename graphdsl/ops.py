@@ -18,155 +18,259 @@ from collections.abc import Sequence
 from graphdsl.dtypes import DType, dtype
 from graphdsl.graph import Operand, OpTypeError, Symbol, _apply_op
 
-__all__ = [    "abs",    "add",    "bitwise_and",    "bitwise_not",    "bitwise_or",    "bitwise_xor",    "broadcast_to",    "cast",    "ceil",    "concat",    "cos",    "div",    "equal",    "exp",    "expand_dims",    "floor",    "floordiv",    "greater",    "greater_equal",    "implicit_cast",    "less",    "less_equal",    "log",    "logical_and",    "logical_not",    "logical_or",    "logical_xor",    "matmul",    "max",    "maximum",    "mean",    "min",    "minimum",    "mod",    "mul",    "negative",    "not_equal",    "pow",    "prod",    "relu",    "reshape",    "round",    "sigmoid",    "sign",    "sin",    "softmax",    "sqrt",    "squeeze",    "sub",    "sum",    "tanh",    "transpose",    "where",]
+__all__ = [
+    "abs",
+    "add",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "broadcast_to",
+    "cast",
+    "ceil",
+    "concat",
+    "cos",
+    "div",
+    "equal",
+    "exp",
+    "expand_dims",
+    "floor",
+    "floordiv",
+    "greater",
+    "greater_equal",
+    "implicit_cast",
+    "less",
+    "less_equal",
+    "log",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "mul",
+    "negative",
+    "not_equal",
+    "pow",
+    "prod",
+    "relu",
+    "reshape",
+    "round",
+    "sigmoid",
+    "sign",
+    "sin",
+    "softmax",
+    "sqrt",
+    "squeeze",
+    "sub",
+    "sum",
+    "tanh",
+    "transpose",
+    "where",
+]
+
 
 def add(x: Operand, y: Operand) -> Symbol:
-    """x + y. Operands promote under the graph's policy; bool + bool is an error (use logical_or)."""
+    """x + y. Operands promote under the graph's policy; bool + bool is an error (use logical_or).
+
+    """
     return _apply_op("add", (x, y), {})
+
 
 def sub(x: Operand, y: Operand) -> Symbol:
     """x - y. Operands promote under the graph's policy; integers wrap."""
     return _apply_op("sub", (x, y), {})
 
+
 def mul(x: Operand, y: Operand) -> Symbol:
     """x * y. Operands promote under the graph's policy; integers wrap."""
     return _apply_op("mul", (x, y), {})
 
+
 def div(x: Operand, y: Operand) -> Symbol:
-    """True division x / y. Operands promote; an integer or bool result type becomes the policy's default float (float32 in 'default')."""
+    """True division x / y. Operands promote; an integer or bool result type becomes the policy's
+    default float (float32 in 'default').
+    """
     return _apply_op("div", (x, y), {})
 
+
 def floordiv(x: Operand, y: Operand) -> Symbol:
-    """Floor division x // y (numpy's: rounds toward -inf). Operands promote; integer division by zero gives 0."""
+    """Floor division x // y (numpy's: rounds toward -inf). Operands promote; integer division by
+    zero gives 0.
+    """
     return _apply_op("floordiv", (x, y), {})
 
+
 def mod(x: Operand, y: Operand) -> Symbol:
-    """x % y with the sign of the divisor (numpy's). Operands promote; integer modulo by zero gives 0."""
+    """x % y with the sign of the divisor (numpy's). Operands promote; integer modulo by zero gives
+    0.
+    """
     return _apply_op("mod", (x, y), {})
 
+
 def pow(x: Operand, y: Operand) -> Symbol:
-    """x ** y. Operands promote; integer powers are exact and wrap, a negative integer exponent truncates 1/x**n toward zero."""
+    """x ** y. Operands promote; integer powers are exact and wrap, a negative integer exponent
+    truncates 1/x**n toward zero.
+    """
     return _apply_op("pow", (x, y), {})
+
 
 def maximum(x: Operand, y: Operand) -> Symbol:
     """Elementwise maximum; operands promote; NaN propagates."""
     return _apply_op("maximum", (x, y), {})
 
+
 def minimum(x: Operand, y: Operand) -> Symbol:
     """Elementwise minimum; operands promote; NaN propagates."""
     return _apply_op("minimum", (x, y), {})
+
 
 def equal(x: Operand, y: Operand) -> Symbol:
     """x == y. Operands promote; the result is bool."""
     return _apply_op("equal", (x, y), {})
 
+
 def not_equal(x: Operand, y: Operand) -> Symbol:
     """x != y. Operands promote; the result is bool."""
     return _apply_op("not_equal", (x, y), {})
+
 
 def less(x: Operand, y: Operand) -> Symbol:
     """x < y. Operands promote; the result is bool."""
     return _apply_op("less", (x, y), {})
 
+
 def less_equal(x: Operand, y: Operand) -> Symbol:
     """x <= y. Operands promote; the result is bool."""
     return _apply_op("less_equal", (x, y), {})
+
 
 def greater(x: Operand, y: Operand) -> Symbol:
     """x > y. Operands promote; the result is bool."""
     return _apply_op("greater", (x, y), {})
 
+
 def greater_equal(x: Operand, y: Operand) -> Symbol:
     """x >= y. Operands promote; the result is bool."""
     return _apply_op("greater_equal", (x, y), {})
+
 
 def logical_and(x: Operand, y: Operand) -> Symbol:
     """Logical and by truth value: operands are cast to bool (x != 0); the result is bool."""
     return _apply_op("logical_and", (x, y), {})
 
+
 def logical_or(x: Operand, y: Operand) -> Symbol:
     """Logical or by truth value: operands are cast to bool; the result is bool."""
     return _apply_op("logical_or", (x, y), {})
+
 
 def logical_xor(x: Operand, y: Operand) -> Symbol:
     """Logical xor by truth value: operands are cast to bool; the result is bool."""
     return _apply_op("logical_xor", (x, y), {})
 
+
 def bitwise_and(x: Operand, y: Operand) -> Symbol:
     """x & y for bool and integers; operands promote."""
     return _apply_op("bitwise_and", (x, y), {})
+
 
 def bitwise_or(x: Operand, y: Operand) -> Symbol:
     """x | y for bool and integers; operands promote."""
     return _apply_op("bitwise_or", (x, y), {})
 
+
 def bitwise_xor(x: Operand, y: Operand) -> Symbol:
     """x ^ y for bool and integers; operands promote."""
     return _apply_op("bitwise_xor", (x, y), {})
+
 
 def logical_not(x: Operand) -> Symbol:
     """Logical not by truth value: the operand is cast to bool; the result is bool."""
     return _apply_op("logical_not", (x,), {})
 
+
 def bitwise_not(x: Operand) -> Symbol:
     """~x for bool and integers; keeps the dtype."""
     return _apply_op("bitwise_not", (x,), {})
+
 
 def negative(x: Operand) -> Symbol:
     """-x; keeps the dtype (unsigned integers wrap)."""
     return _apply_op("negative", (x,), {})
 
+
 def abs(x: Operand) -> Symbol:
     """|x|; keeps the dtype (complex gives its real dtype; abs(int8 -128) wraps to -128)."""
     return _apply_op("abs", (x,), {})
+
 
 def sign(x: Operand) -> Symbol:
     """Sign of x (-1, 0, 1); keeps the dtype."""
     return _apply_op("sign", (x,), {})
 
+
 def exp(x: Operand) -> Symbol:
     """e**x. Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("exp", (x,), {})
+
 
 def log(x: Operand) -> Symbol:
     """Natural log. Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("log", (x,), {})
 
+
 def sqrt(x: Operand) -> Symbol:
     """Square root. Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("sqrt", (x,), {})
+
 
 def sin(x: Operand) -> Symbol:
     """Sine. Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("sin", (x,), {})
 
+
 def cos(x: Operand) -> Symbol:
     """Cosine. Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("cos", (x,), {})
 
+
 def tanh(x: Operand) -> Symbol:
-    """Hyperbolic tangent. Floating only: integers and bool compute in the policy's default float."""
+    """Hyperbolic tangent. Floating only: integers and bool compute in the policy's default float.
+
+    """
     return _apply_op("tanh", (x,), {})
+
 
 def sigmoid(x: Operand) -> Symbol:
     """1 / (1 + e**-x). Floating only: integers and bool compute in the policy's default float."""
     return _apply_op("sigmoid", (x,), {})
 
+
 def relu(x: Operand) -> Symbol:
     """max(x, 0) for real dtypes; keeps the dtype; NaN propagates."""
     return _apply_op("relu", (x,), {})
+
 
 def floor(x: Operand) -> Symbol:
     """Round toward -inf; keeps the dtype (integers are returned unchanged, as in JAX)."""
     return _apply_op("floor", (x,), {})
 
+
 def ceil(x: Operand) -> Symbol:
     """Round toward +inf; keeps the dtype (integers are returned unchanged)."""
     return _apply_op("ceil", (x,), {})
 
+
 def round(x: Operand) -> Symbol:
     """Round half to even; keeps the dtype (integers are returned unchanged)."""
     return _apply_op("round", (x,), {})
+
 
 def matmul(x: Operand, y: Operand) -> Symbol:
     """Matrix product (numpy's rules for 1-D and batched operands); operands promote.
@@ -276,5 +380,3 @@ def implicit_cast(lhs: Symbol, rhs: Symbol) -> tuple[Symbol, Symbol]:
     a = lhs if lhs.dtype is to and not lhs.ambiguous else cast(lhs, to)
     b = rhs if rhs.dtype is to and not rhs.ambiguous else cast(rhs, to)
     return a, b
-
-

@@ -12,7 +12,7 @@ import numpy as np
 
 from graphdsl.graph import Graph, Symbol
 
-__all__ = ["format_attrs", "format_graph", "to_dot"]
+__all__ = ["format_attrs", "format_graph", "to_dot", "value_names"]
 
 
 def _value_str(v: Any) -> str:
@@ -47,6 +47,14 @@ class _Namer:
             name = self.names[id(s)] = f"%{self.count}"
             self.count += 1
         return name
+
+
+def value_names(graph: Graph) -> dict[int, str]:
+    """``id(symbol) -> '%name'`` as :func:`format_graph` prints them."""
+    namer = _Namer(graph)
+    for node in graph.nodes:
+        namer(node)
+    return namer.names
 
 
 def format_graph(graph: Graph) -> str:

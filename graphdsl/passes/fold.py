@@ -20,7 +20,7 @@ def fold_constants(graph: Graph) -> Graph:
     computes exactly what the unfolded one does. Results larger than
     ``MAX_FOLDED_ELEMENTS`` elements are left to run time.
     """
-    from graphdsl.evaluate import run_node  # noqa: PLC0415 - evaluate imports the op table
+    from graphdsl.evaluate import run_node
 
     rw = Rewriter(graph)
     for node in graph.nodes:

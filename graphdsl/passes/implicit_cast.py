@@ -125,8 +125,11 @@ def _reason(graph: Graph, node: Symbol) -> str:
     p = graph.policy
     types = [i.type for i in node.inputs]
     if node.op.startswith("logical_") or (node.op == "where"):
-        head = "the condition converts by truth value (x != 0)" if node.op == "where" else (
-            "logical ops convert their operands by truth value (x != 0)")
+        head = (
+            "the condition converts by truth value (x != 0)"
+            if node.op == "where"
+            else ("logical ops convert their operands by truth value (x != 0)")
+        )
         if node.op != "where":
             return head
         types = types[1:]
@@ -138,8 +141,10 @@ def _reason(graph: Graph, node: Symbol) -> str:
         acc = types[0]
         for t in types[1:]:
             d = p.decide(acc.dtype, acc.ambiguous, t.dtype, t.ambiguous)
-            rules.append(f"{acc.dtype.name}{'?' if acc.ambiguous else ''} x "
-                         f"{t.dtype.name}{'?' if t.ambiguous else ''} -> {d.result}: {d.rule}")
+            rules.append(
+                f"{acc.dtype.name}{'?' if acc.ambiguous else ''} x "
+                f"{t.dtype.name}{'?' if t.ambiguous else ''} -> {d.result}: {d.rule}"
+            )
             acc = TensorType(d.result.dtype, (), d.result.ambiguous)
         why = prefix + "; then ".join(rules)
         joined = promote(p, types).dtype
@@ -147,8 +152,10 @@ def _reason(graph: Graph, node: Symbol) -> str:
         why, joined = prefix, types[0].dtype if types else DType.bool
     want = node.in_dtypes[-1] if node.in_dtypes else joined
     if want is not joined and node.op != "where":
-        why += (f"; {node.op} computes in the policy's default "
-                f"{'float' if want.is_float else 'int'} {want.name}")
+        why += (
+            f"; {node.op} computes in the policy's default "
+            f"{'float' if want.is_float else 'int'} {want.name}"
+        )
     return why.strip("; ")
 
 
@@ -163,7 +170,10 @@ def explain(graph: Graph) -> str:
       mul at ...: operand 0 %n int16 -> float32 (operand types int16[], float32?[]); rule: ...
       mul at ...: literal 1.5 -> constant float32 (operand types int16[], float32?[]); rule: ...
     """
-    lines = []
+    from graphdsl.printing import value_names
+
+    names = value_names(graph)
+    counts: dict[str, int] = {}
     for node in graph.nodes:
         if not node.in_dtypes:
             continue
@@ -171,13 +181,20 @@ def explain(graph: Graph) -> str:
             is_lit = arg.op == "literal"
             if arg.dtype is want and not is_lit:
                 continue
-            what = (f"literal {arg.attrs['value']!r} -> constant {want.name}" if is_lit else
-                    f"operand {k} %{arg.attrs['name'] if arg.op == 'input' else arg.id} "
-                    f"{arg.dtype.name} -> {want.name}")
+            what = (
+                f"literal {arg.attrs['value']!r} -> constant {want.name}"
+                if is_lit
+                else f"operand {k} {names[id(arg)]} {arg.dtype.name} -> {want.name}"
+            )
             where = f" at {node.loc}" if node.loc else ""
-            src = f"\n      | {node.loc.source_line()}" if node.loc and node.loc.source_line() else ""
+            src = node.loc.source_line() if node.loc else ""
             types = ", ".join(str(i.type) for i in node.inputs)
-            lines.append(f"  {node.op}{where}: {what} (operand types {types}); rule: "
-                         f"{_reason(graph, node)}{src}")
-    head = f"graph {graph.name}, policy {graph.policy.name!r}: {len(lines)} implicit conversions"
+            text = (
+                f"  {node.op}{where}: {what} (operand types {types}); rule: "
+                f"{_reason(graph, node)}" + (f"\n      | {src}" if src else "")
+            )
+            counts[text] = counts.get(text, 0) + 1
+    total = sum(counts.values())
+    head = f"graph {graph.name}, policy {graph.policy.name!r}: {total} implicit conversions"
+    lines = [t if n == 1 else t.replace(": ", f" ({n} times): ", 1) for t, n in counts.items()]
     return "\n".join([head, *lines])

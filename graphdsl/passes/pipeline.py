@@ -32,7 +32,7 @@ def run_passes(
       return %1
     }
     """
-    from graphdsl.verify import verify as check  # noqa: PLC0415
+    from graphdsl.verify import verify as check
 
     for p in passes:
         graph = p(graph)

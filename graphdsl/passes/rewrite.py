@@ -22,6 +22,7 @@ class Rewriter:
         self.old = old
         self.new = Graph(name or old.name, policy=old.policy, warn_lossy=False)
         self.new.warn_lossy = old.warn_lossy
+        self.new._derived = True  # made by a pass, not by the user's code
         self.map: dict[int, Symbol] = {}
         for s in old.inputs:
             n = self.new._add("input", (), dict(s.attrs), s.type, (), s.loc)
@@ -42,7 +43,7 @@ class Rewriter:
     def copy_node(
         self, node: Symbol, inputs: tuple[Symbol, ...] | None = None, *, known: bool = False
     ) -> Symbol:
-        """Copy ``node`` (with its inputs mapped, or the ``inputs`` given); ``known`` clears ambiguity."""
+        """Copy ``node`` with its inputs mapped (or ``inputs``); ``known`` clears ambiguity."""
         args = inputs if inputs is not None else tuple(self.map[id(i)] for i in node.inputs)
         typ = node.type._replace(ambiguous=False) if known else node.type
         new = self.add(node.op, args, dict(node.attrs), typ, node.in_dtypes, node.loc)

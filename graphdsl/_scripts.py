@@ -1,0 +1,64 @@
+"""Run a user's script and collect the graphs it builds (for ``explain`` and ``draw``)."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+from graphdsl.graph import Graph
+
+__all__ = ["collect_graphs", "draw_script", "explain_script"]
+
+
+def collect_graphs(script: str) -> list[Graph]:
+    """Execute ``script`` as ``__main__`` and return every Graph it created, in order."""
+    if not os.path.exists(script):
+        raise FileNotFoundError(f"no such script: {script}")
+    made: list[Graph] = []
+    original = Graph.__init__
+
+    def tracking_init(self: Graph, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    Graph.__init__ = tracking_init  # type: ignore[method-assign]
+    old_argv = sys.argv
+    sys.argv = [script]
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:
+        Graph.__init__ = original  # type: ignore[method-assign]
+        sys.argv = old_argv
+    # passes build graphs too (Rewriter); keep the ones the script itself made
+    return [g for g in made if g.nodes and not getattr(g, "_derived", False)]
+
+
+def explain_script(script: str) -> int:
+    graphs = collect_graphs(script)
+    if not graphs:
+        print(f"{script} built no graphs")
+        return 1
+    for g in graphs:
+        print(g.explain())
+    return 0
+
+
+def draw_script(script: str, output: str | None, fmt: str) -> int:
+    graphs = collect_graphs(script)
+    if not graphs:
+        print(f"{script} built no graphs")
+        return 1
+    prefix = output or os.path.splitext(os.path.basename(script))[0]
+    for g in graphs:
+        suffix = f"-{g.name}" if len(graphs) > 1 else ""
+        path = f"{prefix}{suffix}.{fmt}"
+        if fmt == "dot":
+            with open(path, "w") as f:
+                f.write(g.to_dot())
+        else:
+            from graphdsl._draw import draw_graph
+
+            draw_graph(g, path)
+        print(f"wrote {path}")
+    return 0
