@@ -1,0 +1,20 @@
+"""Export graphdsl graphs to ONNX and run them on onnxruntime.
+
+>>> import numpy as np, graphdsl as gd
+>>> from exporters.onnx import export, run
+>>> g = gd.Graph("demo", input_types={"x": gd.TensorType(gd.int16, ("n",))})
+>>> g.output(g.inputs[0] // -2 + 1.5)
+>>> model = export(g)
+>>> [n.op_type for n in model.graph.node][:3]
+['Equal', 'Equal', 'Or']
+>>> run(model, {"x": np.array([7, -7], np.int16)})
+[array([-2.5,  5. ], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+from exporters.onnx._builder import ExportError
+from exporters.onnx._export import export
+from exporters.onnx._run import RunError, run
+
+__all__ = ["ExportError", "RunError", "export", "run"]

@@ -1,0 +1,187 @@
+"""ONNX node builder with per-target legalization (compute in a wider type, or rewrite).
+
+Every helper returns a :class:`V`: an ONNX value name and the graphdsl dtype it holds.
+``elementwise`` picks, for an ONNX op, the first dtype that is the operand's own (or an
+exact widening of it) and has a kernel on the target, casts in, runs, and casts back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from onnx import NodeProto, TensorProto, helper, numpy_helper
+
+from exporters.onnx._targets import Target
+from exporters.onnx._types import onnx_type, storage, type_name
+from graphdsl.dtypes import DType
+
+__all__ = ["NARROW", "Builder", "ExportError", "V"]
+
+T = DType
+NARROW = frozenset({T.float16, T.bfloat16, T.float8_e4m3fn, T.float8_e5m2})
+
+# Value-preserving widenings, in order of preference.
+WIDEN: dict[DType, tuple[DType, ...]] = {
+    T.bool: (T.uint8, T.int32, T.int64, T.float32),
+    T.int8: (T.int16, T.int32, T.int64),
+    T.int16: (T.int32, T.int64),
+    T.int32: (T.int64,),
+    T.int64: (),
+    T.uint8: (T.uint16, T.int16, T.int32, T.uint32, T.int64),
+    T.uint16: (T.int32, T.uint32, T.int64),
+    T.uint32: (T.int64, T.uint64),
+    T.uint64: (),
+    T.float16: (T.float32, T.float64),
+    T.bfloat16: (T.float32, T.float64),
+    T.float8_e4m3fn: (T.float16, T.float32),
+    T.float8_e5m2: (T.float16, T.float32),
+    T.float32: (T.float64,),
+    T.float64: (),
+}
+# Same-width reinterpretations: exact for ops that work modulo 2**bits (add, mul, where...).
+BITS: dict[DType, tuple[DType, ...]] = {
+    T.uint8: (T.int8,), T.uint16: (T.int16,), T.uint32: (T.int32,), T.uint64: (T.int64,),
+    T.int64: (T.uint64,), T.int32: (T.uint32,),
+}  # fmt: skip
+
+
+class ExportError(TypeError):
+    """A graph that cannot be exported as asked (names the op, dtype, target and the fix)."""
+
+
+class V(NamedTuple):
+    name: str
+    dtype: DType
+
+
+class Builder:
+    """Accumulates ONNX nodes and initializers for one graph and one target."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.nodes: list[NodeProto] = []
+        self.initializers: list[TensorProto] = []
+        self._consts: dict[tuple[str, tuple[int, ...], bytes], str] = {}
+        self._casts: dict[tuple[str, DType], V] = {}
+        self._count = 0
+        self.context = ""  # the graphdsl node being lowered, for error messages
+
+    # ------------------------------------------------------------------ basics
+
+    def fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def node(
+        self, op: str, inputs: Sequence[str], out_dtype: DType, hint: str = "", **attrs: Any
+    ) -> V:
+        out = self.fresh(hint or op.lower())
+        self.nodes.append(helper.make_node(op, list(inputs), [out], **attrs))
+        return V(out, out_dtype)
+
+    def const(self, value: Any, dt: DType, hint: str = "c") -> V:
+        arr = np.asarray(value, dtype=storage(dt).np if dt not in NARROW else dt.np)
+        key = (dt.name, arr.shape, arr.tobytes()) if arr.size <= 64 else None
+        if key is not None and key in self._consts:
+            return V(self._consts[key], dt)
+        name = self.fresh(hint)
+        self.initializers.append(_tensor(arr, dt, name))
+        if key is not None:
+            self._consts[key] = name
+        return V(name, dt)
+
+    def int64s(self, values: Sequence[int]) -> str:
+        return self.const(np.asarray(values, np.int64), T.int64, "axes").name
+
+    def fail(self, what: str, fix: str) -> ExportError:
+        return ExportError(f"{self.context}: {what} on target {self.target.name!r}; {fix}")
+
+    # ------------------------------------------------------------------ casts
+
+    def cast(self, v: V, to: DType) -> V:
+        """A plain ONNX Cast (wrapping / rounding); cached per (value, dtype)."""
+        src, dst = storage(v.dtype), storage(to)
+        if src is dst:
+            return V(v.name, to)
+        key = (v.name, to)
+        hit = self._casts.get(key)
+        if hit is None:
+            if not self.target.has_cast(type_name(src), type_name(dst)):
+                raise self.fail(
+                    f"no Cast kernel from {src.name} to {dst.name}", "cast through float32 first"
+                )
+            attrs: dict[str, Any] = {"to": onnx_type(dst)}
+            if dst in (T.float8_e4m3fn, T.float8_e5m2):
+                attrs["saturate"] = 0  # overflow gives NaN/inf, as ml_dtypes
+            hit = self.node("Cast", [v.name], to, "cast", **attrs)
+            self._casts[key] = hit
+        return hit
+
+    # ------------------------------------------------------------------ legalization
+
+    def compute_dtype(
+        self, key: str, d: DType, *, narrow_in_f32: bool = False, bits: bool = False
+    ) -> DType:
+        """The dtype to run ONNX op ``key`` in for operands of dtype ``d``."""
+        d = storage(d)
+        candidates: list[DType] = [d, *WIDEN.get(d, ())]
+        if bits:
+            candidates += BITS.get(d, ())
+        if narrow_in_f32 and d in NARROW:
+            candidates = [c for c in candidates if c not in NARROW]
+        for c in candidates:
+            if self.target.has(key, type_name(c)) and (
+                c is d
+                or (
+                    self.target.has_cast(type_name(d), type_name(c))
+                    and self.target.has_cast(type_name(c), type_name(d))
+                )
+            ):
+                return c
+        raise self.fail(
+            f"no kernel for {key} on {d.name} and no exact rewrite through "
+            f"{', '.join(c.name for c in candidates[1:]) or 'a wider type'}",
+            "cast the operands to a supported dtype explicitly, or export for another target",
+        )
+
+    def elementwise(
+        self,
+        op: str,
+        args: Sequence[V],
+        *,
+        key: str | None = None,
+        result_bool: bool = False,
+        narrow_in_f32: bool = False,
+        bits: bool = False,
+        fixed: Sequence[str] = (),
+        out_dtype: DType | None = None,
+        **attrs: Any,
+    ) -> V:
+        """Run ``op`` on ``args`` (same dtype) in a dtype with a kernel; cast the result back.
+
+        ``fixed`` are leading ONNX inputs passed through unchanged (Where's condition).
+        """
+        d = args[0].dtype
+        cd = self.compute_dtype(key or op, d, narrow_in_f32=narrow_in_f32, bits=bits)
+        xs = [self.cast(a, cd).name for a in args]
+        if result_bool:
+            return self.node(op, [*fixed, *xs], T.bool, **attrs)
+        out = self.node(op, [*fixed, *xs], cd, **attrs)
+        return self.cast(out, out_dtype or d)
+
+    def select(self, cond: V, x: V, y: V) -> V:
+        """``Where(cond, x, y)``, legalized (Where is exact under widening and reinterpretation)."""
+        return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+
+    def scalar(self, value: Any, dt: DType) -> V:
+        return self.const(np.asarray(value).astype(storage(dt).np if dt not in NARROW else dt.np),
+                          dt)  # fmt: skip
+
+
+def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:
+    if dt in (T.bfloat16, T.float8_e4m3fn, T.float8_e5m2):
+        raw = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
+        return helper.make_tensor(name, onnx_type(dt), arr.shape, raw.tobytes(), raw=True)
+    return numpy_helper.from_array(arr.astype(storage(dt).np, order="C"), name)

@@ -1,0 +1,181 @@
+"""``export``: pass pipeline, lowering, validation, saving."""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import PackageNotFoundError, version
+
+import onnx
+from onnx import ModelProto, helper
+
+from exporters.onnx._builder import Builder, ExportError, V
+from exporters.onnx._lower import LOWER, SymbolicDims
+from exporters.onnx._targets import TARGETS
+from exporters.onnx._types import onnx_type
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import Graph, Symbol
+from graphdsl.passes import run_passes
+from graphdsl.printing import value_names
+
+__all__ = ["EXTERNAL_DATA_THRESHOLD", "MIN_OPSET", "export"]
+
+MIN_OPSET = 18  # ReduceMax/ReduceMin take axes as an input, Bitwise* exist
+_FLOAT8_OPSET = 19
+IR_VERSION = 10  # onnxruntime 1.31 loads IR <= 10 models built with onnx 1.23
+EXTERNAL_DATA_THRESHOLD = 1 << 30  # constants above 1 GiB in all go to external data
+
+
+def _producer_version() -> str:
+    try:
+        return version("graphdsl")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+def _check_opset(graph: Graph, opset: int) -> None:
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise ExportError(
+            f"export of graph {graph.name!r}: opset {opset} is not supported; use an opset "
+            f"from {MIN_OPSET} to {newest} (onnxruntime 1.31 runs up to 26; default 21)"
+        )
+    if opset < _FLOAT8_OPSET:
+        for node in graph.nodes:
+            if node.dtype in (DType.float8_e4m3fn, DType.float8_e5m2):
+                raise ExportError(
+                    f"export of graph {graph.name!r}: {node.op} at {node.loc} has dtype "
+                    f"{node.dtype.name}, which needs opset >= {_FLOAT8_OPSET} (asked for "
+                    f"{opset}); export with opset={_FLOAT8_OPSET} or later"
+                )
+
+
+def _value_info(name: str, s: Symbol) -> onnx.ValueInfoProto:
+    dims = [d if isinstance(d, str) else int(d) for d in s.shape]
+    return helper.make_tensor_value_info(name, onnx_type(s.dtype), dims)
+
+
+def export(
+    graph: Graph,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    opset: int = 21,
+    target: str = "cpu",
+) -> ModelProto:
+    """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
+
+    Runs the pass pipeline (implicit_cast, constant folding, CSE, DCE), lowers each op
+    through the lowering table with the target's kernel legalizations, validates with
+    ``onnx.checker.check_model(full_check=True)``, and saves to ``path`` when given
+    (constants over 1 GiB in all go to an external data file beside it). The graph is
+    frozen: changing it afterwards raises :class:`~graphdsl.GraphError`.
+    """
+    if target not in TARGETS:
+        raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
+    tgt = TARGETS[target]
+    _check_opset(graph, opset)
+    graph.verify()
+    graph.freeze("exported to ONNX")
+    lowered = run_passes(graph)
+    b = Builder(tgt)
+    names = value_names(lowered)
+    env: dict[int, V] = {}
+    sources: dict[str, tuple[str, int]] = {}
+    for s in lowered.inputs:
+        nm = s.attrs["name"]
+        env[id(s)] = V(nm, s.dtype)
+        for axis, d in enumerate(s.shape):
+            if isinstance(d, str):
+                sources.setdefault(d, (nm, axis))
+    dims = SymbolicDims(b, sources)
+    for node in lowered.nodes:
+        if node.op == "input":
+            continue
+        if node.dtype.kind is Kind.complex or any(d.kind is Kind.complex for d in node.in_dtypes):
+            raise ExportError(
+                f"{node.op} at {node.loc}: complex dtypes cannot be exported to ONNX for "
+                "onnxruntime (it cannot load complex tensors); keep complex values out of "
+                "exported graphs"
+            )
+        if node.op == "constant":
+            env[id(node)] = b.const(node.attrs["value"], node.dtype, "const")
+            continue
+        args = [env[id(i)] for i in node.inputs]
+        for k, (a, want) in enumerate(zip(args, node.in_dtypes, strict=True)):
+            if a.dtype is not want:
+                raise ExportError(
+                    f"internal: operand {k} of {node.op} {names[id(node)]} is {a.dtype.name} "
+                    f"but the op computes in {want.name}; the implicit_cast pass should have "
+                    "made them match"
+                )
+        b.context = f"{node.op} at {node.loc}" if node.loc else node.op
+        env[id(node)] = LOWER[node.op](b, node, args, dims)
+    outputs = _name_outputs(b, lowered, env)
+    g = helper.make_graph(
+        b.nodes,
+        graph.name,
+        [_value_info(s.attrs["name"], s) for s in lowered.inputs],
+        [_value_info(name, o) for name, o in zip(outputs, lowered.outputs, strict=True)],
+        initializer=b.initializers,
+        doc_string=f"graphdsl graph {graph.name!r} (policy {graph.policy.name!r})",
+    )
+    model = helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=IR_VERSION,
+        producer_name="graphdsl",
+        producer_version=_producer_version(),
+        doc_string=f"Exported by graphdsl from graph {graph.name!r} for target {target!r}.",
+    )
+    helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target})
+    _check_and_save(model, path)
+    return model
+
+
+def _name_outputs(b: Builder, g: Graph, env: dict[int, V]) -> list[str]:
+    """Give outputs the names output0, output1...; rename producers, or add Identity."""
+    produced = {out: node for node in b.nodes for out in node.output}
+    renames: dict[str, str] = {}
+    names = []
+    for k, o in enumerate(g.outputs):
+        v = env[id(o)]
+        name = f"output{k}"
+        if v.name in produced and v.name not in renames:
+            renames[v.name] = name
+        else:
+            b.nodes.append(helper.make_node("Identity", [renames.get(v.name, v.name)], [name]))
+        names.append(name)
+    if renames:
+        for node in b.nodes:
+            for i, x in enumerate(node.input):
+                if x in renames:
+                    node.input[i] = renames[x]
+            for i, x in enumerate(node.output):
+                if x in renames:
+                    node.output[i] = renames[x]
+    return names
+
+
+def _check_and_save(model: ModelProto, path: str | os.PathLike[str] | None) -> None:
+    total = sum(len(t.raw_data) for t in model.graph.initializer)
+    large = total >= EXTERNAL_DATA_THRESHOLD
+    if path is None and not large:
+        onnx.checker.check_model(model, full_check=True)
+        return
+    if path is None:
+        raise ExportError(
+            f"the model has {total / 2**30:.1f} GiB of constants: pass a path so that they "
+            "can go to external data (protobuf cannot hold more than 2 GiB)"
+        )
+    target = os.fspath(path)
+    try:
+        if large:
+            location = os.path.basename(target) + ".data"
+            onnx.save_model(model, target, save_as_external_data=True, all_tensors_to_one_file=True,
+                            location=location, size_threshold=1024)  # fmt: skip
+            onnx.checker.check_model(target, full_check=True)
+        else:
+            onnx.checker.check_model(model, full_check=True)
+            onnx.save_model(model, target)
+    except OSError as e:
+        raise ExportError(f"cannot write the model to {target!r}: {e.strerror or e}") from e
+

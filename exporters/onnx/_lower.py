@@ -1,0 +1,473 @@
+"""The lowering table: one function per graphdsl op, producing ONNX nodes.
+
+Each function gets the builder, the graphdsl node, and its operands as :class:`V` values
+already of the node's operand dtypes (the ``implicit_cast`` pass guarantees that; the
+caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from exporters.onnx._builder import NARROW, Builder, V
+from exporters.onnx._types import storage
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import Symbol
+
+__all__ = ["LOWER", "SymbolicDims"]
+
+T = DType
+Lowering = Callable[[Builder, Symbol, list[V], "SymbolicDims"], V]
+LOWER: dict[str, Lowering] = {}
+
+
+class SymbolicDims:
+    """Runtime values of symbolic dimensions, taken from the graph inputs' shapes."""
+
+    def __init__(self, b: Builder, sources: dict[str, tuple[str, int]]) -> None:
+        self.b = b
+        self.sources = sources
+        self._cache: dict[str, str] = {}
+
+    def shape_tensor(self, dims: tuple[int | str, ...]) -> str:
+        """A 1-D int64 tensor holding ``dims`` (symbolic names resolved at run time)."""
+        if all(isinstance(d, int) for d in dims):
+            return self.b.int64s([int(d) for d in dims])
+        parts = []
+        for d in dims:
+            if isinstance(d, int):
+                parts.append(self.b.int64s([d]))
+            else:
+                parts.append(self._dim(d))
+        return self.b.node("Concat", parts, T.int64, axis=0).name
+
+    def _dim(self, name: str) -> str:
+        hit = self._cache.get(name)
+        if hit is None:
+            if name not in self.sources:
+                raise self.b.fail(
+                    f"the symbolic dimension {name!r} is not a dimension of any graph input",
+                    "use a concrete size or a dimension name that an input has",
+                )
+            inp, axis = self.sources[name]
+            shape = self.b.node("Shape", [inp], T.int64).name
+            hit = self.b.node("Gather", [shape, self.b.int64s([axis])], T.int64, axis=0).name
+            self._cache[name] = hit
+        return hit
+
+
+def _register(*names: str) -> Callable[[Lowering], Lowering]:
+    def deco(fn: Lowering) -> Lowering:
+        for n in names:
+            LOWER[n] = fn
+        return fn
+
+    return deco
+
+
+def _simple(onnx_op: str, *, narrow: bool = True, bits: bool = False) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        return b.elementwise(onnx_op, args, narrow_in_f32=narrow, bits=bits)
+
+    return lower
+
+
+# ---------------------------------------------------------------- arithmetic
+# Integers: ONNX Add/Sub/Mul wrap; a widened computation cast back wraps the same way.
+LOWER["add"] = _simple("Add", bits=True)
+LOWER["sub"] = _simple("Sub", bits=True)
+LOWER["mul"] = _simple("Mul", bits=True)
+LOWER["div"] = _simple("Div")  # floats only (the DSL makes integer division a float op)
+for _n, _o in (("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"),
+               ("cos", "Cos"), ("tanh", "Tanh"), ("sigmoid", "Sigmoid")):  # fmt: skip
+    LOWER[_n] = _simple(_o)
+LOWER["maximum"] = _simple("Max")
+LOWER["minimum"] = _simple("Min")
+LOWER["sign"] = _simple("Sign")
+
+
+@_register("abs")
+def _abs(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    if args[0].dtype.kind in (Kind.unsigned, Kind.bool):
+        return args[0]
+    return b.elementwise("Abs", args, narrow_in_f32=True)
+
+
+@_register("negative")
+def _negative(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    if x.dtype.kind is Kind.unsigned:  # numpy wraps: -x == 0 - x
+        return b.elementwise("Sub", [b.scalar(0, x.dtype), x], bits=True)
+    return b.elementwise("Neg", args, narrow_in_f32=True)
+
+
+@_register("relu")
+def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]  # Max(x, 0): NaN propagates, as numpy.maximum
+    return b.elementwise("Max", [x, b.scalar(0, x.dtype)], narrow_in_f32=True)
+
+
+def _rounding(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        if args[0].dtype.kind is not Kind.float:
+            return args[0]  # integers are unchanged
+        return b.elementwise(onnx_op, args, narrow_in_f32=True)
+
+    return lower
+
+
+LOWER["floor"] = _rounding("Floor")
+LOWER["ceil"] = _rounding("Ceil")
+LOWER["round"] = _rounding("Round")  # half to even, as numpy.rint
+
+
+# ---------------------------------------------------------------- comparisons and logic
+
+
+def _compare(onnx_op: str, negate: bool = False) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        r = b.elementwise(onnx_op, args, result_bool=True, narrow_in_f32=True)
+        return b.node("Not", [r.name], T.bool) if negate else r
+
+    return lower
+
+
+LOWER["equal"] = _compare("Equal")
+LOWER["not_equal"] = _compare("Equal", negate=True)
+LOWER["less"] = _compare("Less")
+LOWER["less_equal"] = _compare("LessOrEqual")
+LOWER["greater"] = _compare("Greater")
+LOWER["greater_equal"] = _compare("GreaterOrEqual")
+for _n, _o in (("logical_and", "And"), ("logical_or", "Or"), ("logical_xor", "Xor"),
+               ("logical_not", "Not")):  # fmt: skip
+    LOWER[_n] = _simple(_o)
+
+
+def _bitwise(bool_op: str, int_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        if args[0].dtype is T.bool:
+            return b.elementwise(bool_op, args)
+        return b.elementwise(int_op, args, bits=True)
+
+    return lower
+
+
+LOWER["bitwise_and"] = _bitwise("And", "BitwiseAnd")
+LOWER["bitwise_or"] = _bitwise("Or", "BitwiseOr")
+LOWER["bitwise_xor"] = _bitwise("Xor", "BitwiseXor")
+LOWER["bitwise_not"] = _bitwise("Not", "BitwiseNot")
+
+
+@_register("where")
+def _where(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.select(args[0], args[1], args[2])
+
+
+# ---------------------------------------------------------------- division family
+
+
+def _int_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
+    """numpy floor division and modulo for integers, without the ONNX traps.
+
+    ONNX Div truncates and errors (or traps) on zero and on INT_MIN / -1; numpy floors,
+    gives 0 for division by zero and wraps INT_MIN // -1 to INT_MIN.
+    """
+    t = a.dtype
+    signed = t.kind is Kind.signed
+    zero = b.elementwise("Equal", [d, b.scalar(0, t)], result_bool=True)
+    bad = zero
+    if signed:
+        m1 = b.elementwise("Equal", [d, b.scalar(-1, t)], result_bool=True)
+        bad = b.node("Or", [zero.name, m1.name], T.bool)
+    safe = b.select(bad, b.scalar(1, t), d)
+    q = b.elementwise("Div", [a, safe])
+    r = b.elementwise("Mod", [a, safe], key="Mod_fmod", fmod=1)  # sign of the dividend
+    if signed:
+        nonzero = b.node("Not", [b.elementwise("Equal", [r, b.scalar(0, t)], result_bool=True).name], T.bool)
+        sign_differs = b.node(
+            "Xor",
+            [b.elementwise("Less", [a, b.scalar(0, t)], result_bool=True).name,
+             b.elementwise("Less", [safe, b.scalar(0, t)], result_bool=True).name],
+            T.bool,
+        )  # fmt: skip
+        adjust = b.node("And", [nonzero.name, sign_differs.name], T.bool)
+        q = b.elementwise("Sub", [q, b.cast(adjust, t)], bits=True)
+        r = b.select(adjust, b.elementwise("Add", [r, safe], bits=True), r)
+        q = b.select(m1, b.elementwise("Neg", [a]), q)  # INT_MIN // -1 wraps to INT_MIN
+    zero_t = b.scalar(0, t)
+    return b.select(zero, zero_t, q), b.select(zero, zero_t, r)
+
+
+def _float_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
+    """numpy's npy_divmod for floats: fmod, then adjust to the divisor's sign and snap."""
+    out = a.dtype
+    f = T.float32 if out in NARROW else storage(out)
+    a, d = b.cast(a, f), b.cast(d, f)
+    m = b.elementwise("Mod", [a, d], key="Mod_fmod", fmod=1)
+    zero, one, half = b.scalar(0, f), b.scalar(1, f), b.scalar(0.5, f)
+    nonzero = b.node("Not", [b.elementwise("Equal", [m, zero], result_bool=True).name], T.bool)
+    sign_differs = b.node(
+        "Xor",
+        [b.elementwise("Less", [d, zero], result_bool=True).name,
+         b.elementwise("Less", [m, zero], result_bool=True).name],
+        T.bool,
+    )  # fmt: skip
+    adjust = b.node("And", [nonzero.name, sign_differs.name], T.bool)
+    mod = b.select(adjust, b.elementwise("Add", [m, d]), m)
+    div = b.elementwise("Div", [b.elementwise("Sub", [a, m]), d])
+    div = b.select(adjust, b.elementwise("Sub", [div, one]), div)
+    floor = b.elementwise("Floor", [div])
+    snap = b.elementwise("Greater", [b.elementwise("Sub", [div, floor]), half], result_bool=True)
+    floor = b.select(snap, b.elementwise("Add", [floor, one]), floor)
+    by_zero = b.elementwise("Equal", [d, zero], result_bool=True)
+    floor = b.select(by_zero, b.elementwise("Div", [a, d]), floor)
+    return b.cast(floor, out), b.cast(mod, out)
+
+
+@_register("floordiv")
+def _floordiv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    fn = _float_divmod if args[0].dtype.kind is Kind.float else _int_divmod
+    return fn(b, args[0], args[1])[0]
+
+
+@_register("mod")
+def _mod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    fn = _float_divmod if args[0].dtype.kind is Kind.float else _int_divmod
+    return fn(b, args[0], args[1])[1]
+
+
+@_register("pow")
+def _pow(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    base, exp = args
+    t = base.dtype
+    if t.kind is Kind.float:
+        return b.elementwise("Pow", args, narrow_in_f32=True)
+    # Exact integer power, wrapping: square-and-multiply over the exponent's bits
+    # (ONNX Pow on integers goes through floating point and saturates).
+    signed = t.kind is Kind.signed
+    zero, one, two = b.scalar(0, t), b.scalar(1, t), b.scalar(2, t)
+    neg = b.elementwise("Less", [exp, zero], result_bool=True) if signed else None
+    e = b.select(neg, zero, exp) if neg is not None else exp
+    result, sq = one, base
+    for _ in range(t.bits - (1 if signed else 0)):
+        half = b.elementwise("Div", [e, two])
+        bit = b.elementwise(
+            "Equal", [b.elementwise("Sub", [e, b.elementwise("Mul", [half, two], bits=True)],
+                                    bits=True), one],
+            result_bool=True,
+        )  # fmt: skip
+        result = b.select(bit, b.elementwise("Mul", [result, sq], bits=True), result)
+        sq = b.elementwise("Mul", [sq, sq], bits=True)
+        e = half
+    if neg is None:
+        return result
+    # negative exponent: 1 / base**n truncated toward zero
+    inv = b.select(b.elementwise("Equal", [base, one], result_bool=True), one, zero)
+    odd = b.node("Not", [b.elementwise("Equal", [b.elementwise("Mod", [exp, two], key="Mod_fmod",
+                                                               fmod=1), zero],
+                                       result_bool=True).name], T.bool)  # fmt: skip
+    minus_one = b.scalar(-1, t)
+    inv = b.select(
+        b.elementwise("Equal", [base, minus_one], result_bool=True),
+        b.select(odd, minus_one, one),
+        inv,
+    )
+    return b.select(neg, inv, result)
+
+
+# ---------------------------------------------------------------- matmul and reductions
+
+
+@_register("matmul")
+def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("MatMul", args, narrow_in_f32=True, bits=True)
+
+
+def _axes(node: Symbol) -> tuple[int, ...]:
+    axes: tuple[int, ...] = node.attrs["axis"]
+    return axes
+
+
+def _reduce(onnx_op: str, *, order_map_u64: bool = False) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x = args[0]
+        axes = _axes(node)
+        if not axes:
+            return x
+        keep = int(bool(node.attrs.get("keepdims")))
+        if order_map_u64 and storage(x.dtype) is T.uint64:
+            # order-preserving map uint64 -> int64: u - 2**63 (wrapping add of INT64_MIN)
+            offset = b.scalar(np.iinfo(np.int64).min, T.int64)
+            s = b.elementwise("Add", [b.cast(x, T.int64), offset])
+            r = b.node(onnx_op, [s.name, b.int64s(axes)], T.int64, keepdims=keep)
+            return b.cast(b.elementwise("Sub", [r, offset]), x.dtype)
+        return _reduce_axes(b, onnx_op, x, axes, keep)
+
+    return lower
+
+
+def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int) -> V:
+    cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
+    xc = b.cast(x, cd)
+    r = b.node(onnx_op, [xc.name, b.int64s(axes)], cd, keepdims=keep)
+    return b.cast(r, x.dtype)
+
+
+LOWER["max"] = _reduce("ReduceMax", order_map_u64=True)
+LOWER["min"] = _reduce("ReduceMin", order_map_u64=True)
+LOWER["mean"] = _reduce("ReduceMean")
+
+
+def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple[V, str]:
+    """Transpose reduced axes to the end and flatten them: (..., K); also the kept shape."""
+    kept = [i for i in range(rank) if i not in axes]
+    perm = kept + list(axes)
+    xt = b.node("Transpose", [x.name], x.dtype, perm=perm) if perm != list(range(rank)) else x
+    shape = b.node("Shape", [xt.name], T.int64).name
+    kept_shape = b.node(
+        "Slice", [shape, b.int64s([0]), b.int64s([len(kept)])], T.int64
+    ).name
+    flat_shape = b.node("Concat", [kept_shape, b.int64s([-1])], T.int64, axis=0).name
+    return b.node("Reshape", [xt.name, flat_shape], x.dtype), kept_shape
+
+
+@_register("sum")
+def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    axes = _axes(node)
+    if not axes:
+        return x
+    keep = int(bool(node.attrs.get("keepdims")))
+    if x.dtype.kind is Kind.float:
+        return _reduce_axes(b, "ReduceSum", x, axes, keep)
+    # Integers wrap in numpy; ONNX ReduceSum saturates (and int64 goes through double).
+    # A MatMul with a ones vector in int64 wraps exactly; the cast back wraps to the type.
+    acc = T.int64
+    xi = b.cast(x, acc)
+    rank = node.inputs[0].rank
+    flat, _ = _move_axes_last(b, xi, rank, axes)
+    k = b.node("Shape", [flat.name], T.int64, start=-1).name
+    ones = b.node("Expand", [b.scalar(1, acc).name, k], acc)
+    total = b.elementwise("MatMul", [flat, ones], bits=True)
+    if keep:
+        total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
+    return b.cast(total, x.dtype)
+
+
+@_register("prod")
+def _prod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    axes = _axes(node)
+    if not axes:
+        return x
+    keep = int(bool(node.attrs.get("keepdims")))
+    if x.dtype.kind is Kind.float:
+        return _reduce_axes(b, "ReduceProd", x, axes, keep)
+    # Integer products wrap in numpy; ONNX ReduceProd saturates. Scan multiplies exactly.
+    from onnx import helper
+
+    acc = T.int64
+    xi = b.cast(x, acc)
+    rank = node.inputs[0].rank
+    flat, kept_shape = _move_axes_last(b, xi, rank, axes)
+    # scan over the flattened reduced axis, moved to the front
+    nd = len([i for i in range(rank) if i not in axes])
+    front = b.node("Transpose", [flat.name], acc, perm=[nd, *range(nd)])
+    init = b.node("Expand", [b.scalar(1, acc).name, kept_shape], acc)
+    from exporters.onnx._types import onnx_type
+
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc_in", "x_i"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan_out"])],
+        "prod_body",
+        [helper.make_tensor_value_info("acc_in", onnx_type(acc), None),
+         helper.make_tensor_value_info("x_i", onnx_type(acc), None)],
+        [helper.make_tensor_value_info("acc_out", onnx_type(acc), None),
+         helper.make_tensor_value_info("scan_out", onnx_type(acc), None)],
+    )  # fmt: skip
+    out = b.fresh("prod")
+    b.nodes.append(
+        helper.make_node(
+            "Scan", [init.name, front.name], [out, b.fresh("prod_seq")], num_scan_inputs=1,
+            body=body,
+        )
+    )
+    total = V(out, acc)
+    if keep:
+        total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
+    return b.cast(total, x.dtype)
+
+
+@_register("softmax")
+def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("Softmax", args, narrow_in_f32=True, axis=int(node.attrs["axis"]))
+
+
+# ---------------------------------------------------------------- shape ops (exact)
+
+
+@_register("reshape")
+def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return _with_shape(b, "Reshape", args[0], dims.shape_tensor(tuple(node.attrs["shape"])))
+
+
+def _with_shape(b: Builder, op: str, x: V, shape: str) -> V:
+    cd = b.compute_dtype(op, x.dtype, bits=True)
+    r = b.node(op, [b.cast(x, cd).name, shape], cd)
+    return b.cast(r, x.dtype)
+
+
+@_register("broadcast_to")
+def _broadcast_to(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return _with_shape(b, "Expand", args[0], dims.shape_tensor(tuple(node.attrs["shape"])))
+
+
+@_register("transpose")
+def _transpose(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("Transpose", args, bits=True, perm=list(node.attrs["perm"]))
+
+
+@_register("concat")
+def _concat(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("Concat", args, bits=True, axis=int(node.attrs["axis"]))
+
+
+@_register("expand_dims")
+def _expand_dims(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return _with_shape(b, "Unsqueeze", args[0], b.int64s(node.attrs["axis"]))
+
+
+@_register("squeeze")
+def _squeeze(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    axes = node.attrs["axis"]
+    if not axes:
+        return args[0]
+    return _with_shape(b, "Squeeze", args[0], b.int64s(axes))
+
+
+# ---------------------------------------------------------------- casts
+
+
+@_register("cast")
+def _cast(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return convert(b, args[0], node.attrs["to"])
+
+
+def convert(b: Builder, x: V, to: DType) -> V:
+    """graphdsl's conversion semantics: float -> integer truncates and saturates, NaN -> 0."""
+    src = x.dtype
+    if not (src.kind is Kind.float and to.is_integer):
+        return b.cast(x, to)
+    f = T.float32 if src in NARROW else storage(src)
+    xf = b.cast(x, f)
+    hi, lo = b.scalar(float(to.max), f), b.scalar(float(to.min), f)
+    nan = b.node("IsNaN", [xf.name], T.bool)
+    big = b.elementwise("GreaterOrEqual", [xf, hi], result_bool=True)
+    small = b.elementwise("LessOrEqual", [xf, lo], result_bool=True)
+    out_of_range = b.node("Or", [b.node("Or", [big.name, small.name], T.bool).name, nan.name], T.bool)
+    safe = b.select(out_of_range, b.scalar(0, f), xf)
+    c = b.cast(safe, to)
+    return b.select(big, b.scalar(to.max, to), b.select(small, b.scalar(to.min, to), c))
+

@@ -1,0 +1,209 @@
+"""``run``: execute a graph, ModelProto or model file on onnxruntime, with cached sessions."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import tempfile
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import ModelProto
+
+from exporters.onnx._export import export
+from graphdsl.dtypes import DType
+from graphdsl.graph import Graph
+from graphdsl.inputs import InputError, bind_inputs
+
+__all__ = ["RunError", "run"]
+
+_RAW = {  # element types numpy cannot hand to onnxruntime directly: (storage view, dtype)
+    onnx.TensorProto.BFLOAT16: (np.uint16, DType.bfloat16),
+    onnx.TensorProto.FLOAT8E4M3FN: (np.uint8, DType.float8_e4m3fn),
+    onnx.TensorProto.FLOAT8E5M2: (np.uint8, DType.float8_e5m2),
+}
+_NP_OF_ONNX = {  # for checking inputs of models not built from a Graph
+    t: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t))
+    for t in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13)
+}
+
+
+class RunError(ValueError):
+    """Inputs that do not fit the model, or a model that cannot run."""
+
+
+class _Session:
+    def __init__(self, model: ModelProto | str, providers: list[str]) -> None:
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        source = model if isinstance(model, str) else model.SerializeToString()
+        self.sess = ort.InferenceSession(source, so, providers=providers)
+        self.inputs = self.sess.get_inputs()
+        self.names = [i.name for i in self.inputs]
+        self.output_names = [o.name for o in self.sess.get_outputs()]
+        types = _io_types(model)
+        self.raw_in = {n: _RAW[t] for n, t in types[0].items() if t in _RAW}
+        self.raw_out = [_RAW.get(types[1].get(n, 0)) for n in self.output_names]
+        self.in_types = types[0]
+        self.in_shapes = {i.name: i.shape for i in self.inputs}
+
+    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        if not self.raw_in and not any(self.raw_out):
+            outs = self.sess.run(self.output_names, dict(zip(self.names, arrays, strict=True)))
+            return [np.asarray(o) for o in outs]
+        feeds = {}
+        for name, arr in zip(self.names, arrays, strict=True):
+            raw = self.raw_in.get(name)
+            if raw is None:
+                feeds[name] = ort.OrtValue.ortvalue_from_numpy(arr)
+            else:
+                view = np.ascontiguousarray(arr).view(raw[0])
+                feeds[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                    view, _onnx_of(raw[1])
+                )
+        outs = self.sess.run_with_ort_values(self.output_names, feeds)
+        return [_from_ortvalue(v, r) for v, r in zip(outs, self.raw_out, strict=True)]
+
+
+def _onnx_of(d: DType) -> int:
+    from exporters.onnx._types import onnx_type
+
+    return onnx_type(d)
+
+
+def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
+    if raw is None:
+        return np.asarray(v.numpy())
+    data = ctypes.string_at(v.data_ptr(), v.tensor_size_in_bytes())
+    return np.frombuffer(data, dtype=raw[0]).view(raw[1].np).reshape(v.shape()).copy()
+
+
+def _io_types(model: ModelProto | str) -> tuple[dict[str, int], dict[str, int]]:
+    m = model if isinstance(model, ModelProto) else onnx.load(model, load_external_data=False)
+    ins = {i.name: i.type.tensor_type.elem_type for i in m.graph.input}
+    outs = {o.name: o.type.tensor_type.elem_type for o in m.graph.output}
+    return ins, outs
+
+
+_graph_sessions: weakref.WeakKeyDictionary[Graph, dict[tuple[str, ...], _Session]] = (
+    weakref.WeakKeyDictionary()
+)
+_model_sessions: OrderedDict[tuple[Any, tuple[str, ...]], tuple[Any, _Session]] = OrderedDict()
+_MAX_CACHED = 16
+_warned_fallback = False
+
+
+def _providers(requested: Sequence[str] | None) -> list[str]:
+    global _warned_fallback
+    if not requested:
+        return ["CPUExecutionProvider"]
+    available = set(ort.get_available_providers())
+    chosen = [p for p in requested if p in available]
+    missing = [p for p in requested if p not in available]
+    if missing and not _warned_fallback:
+        _warned_fallback = True
+        warnings.warn(
+            f"onnxruntime providers {missing} are not available here (available: "
+            f"{sorted(available)}); running on {chosen or ['CPUExecutionProvider']}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if "CPUExecutionProvider" not in chosen:
+        chosen.append("CPUExecutionProvider")
+    return chosen
+
+
+def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Session:
+    key = tuple(providers)
+    if isinstance(model, Graph):
+        per = _graph_sessions.setdefault(model, {})
+        sess = per.get(key)
+        if sess is None:
+            target = "cuda" if "CUDAExecutionProvider" in providers else "cpu"
+            proto = export(model, target=target)
+            sess = per[key] = _Session(_serializable(proto), providers)
+        return sess
+    mkey = (os.path.abspath(model) if isinstance(model, str) else id(model), key)
+    hit = _model_sessions.get(mkey)
+    if hit is not None:
+        _model_sessions.move_to_end(mkey)
+        return hit[1]
+    sess = _Session(model, providers)
+    _model_sessions[mkey] = (model, sess)  # keeps the proto alive while its id is the key
+    if len(_model_sessions) > _MAX_CACHED:
+        _model_sessions.popitem(last=False)
+    return sess
+
+
+def _serializable(proto: ModelProto) -> ModelProto | str:
+    """Models over 2 GiB cannot be serialized: hand onnxruntime a file with external data."""
+    if proto.ByteSize() < (1 << 31) - (1 << 20):
+        return proto
+    folder = tempfile.mkdtemp(prefix="graphdsl-")
+    path = os.path.join(folder, "model.onnx")
+    onnx.save_model(proto, path, save_as_external_data=True, location="model.onnx.data")
+    return path
+
+
+def run(
+    model: Graph | ModelProto | str | os.PathLike[str],
+    inputs: Mapping[str, Any] | Sequence[Any],
+    *,
+    providers: Sequence[str] | None = None,
+) -> list[np.ndarray]:
+    """Execute on onnxruntime; returns one numpy array per output.
+
+    ``model`` is a Graph (exported for the provider's target on first use, then cached),
+    a ModelProto or a path. ``inputs`` is a dict by name or a list in order; they are
+    checked (names, dtypes, shapes, symbolic dims) before onnxruntime sees them. The
+    default provider is CPU; ``providers=["CUDAExecutionProvider",
+    "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and a GPU are present and
+    otherwise warns once and runs on CPU.
+    """
+    chosen = _providers(providers)
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if isinstance(model, Graph):
+        try:
+            arrays, _ = bind_inputs(model, inputs)
+        except InputError as e:
+            raise RunError(str(e)) from None
+        return _session_for(model, chosen)(arrays)
+    if isinstance(model, str) and not os.path.exists(model):
+        raise RunError(f"no model file at {model!r}")
+    sess = _session_for(model, chosen)
+    return sess(_check_model_inputs(sess, inputs))
+
+
+def _check_model_inputs(sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
+    names = sess.names
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [k for k in inputs if k not in names]
+        if missing or extra:
+            raise RunError(f"the model takes inputs {names}: missing {missing}, unexpected {extra}")
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(names):
+            raise RunError(f"the model takes {len(names)} inputs {names}, got {len(values)}")
+    out = []
+    for name, v in zip(names, values, strict=True):
+        arr = np.asarray(v)
+        t = sess.in_types[name]
+        want = sess.raw_in[name][1].np if name in sess.raw_in else _NP_OF_ONNX.get(t)
+        if want is not None and arr.dtype != want:
+            raise RunError(f"input {name!r}: expected dtype {want}, got {arr.dtype}")
+        shape = sess.in_shapes[name]
+        if len(shape) != arr.ndim or any(
+            isinstance(d, int) and d != n for d, n in zip(shape, arr.shape, strict=True)
+        ):
+            raise RunError(f"input {name!r}: expected shape {shape}, got {arr.shape}")
+        out.append(arr)
+    return out

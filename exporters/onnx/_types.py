@@ -1,0 +1,48 @@
+"""DType <-> ONNX element types."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from graphdsl.dtypes import DType
+
+__all__ = ["ONNX_TYPE", "onnx_type", "type_name"]
+
+ONNX_TYPE: dict[DType, int] = {
+    DType.bool: TensorProto.BOOL,
+    DType.int8: TensorProto.INT8,
+    DType.int16: TensorProto.INT16,
+    DType.int32: TensorProto.INT32,
+    DType.int64: TensorProto.INT64,
+    DType.uint8: TensorProto.UINT8,
+    DType.uint16: TensorProto.UINT16,
+    DType.uint32: TensorProto.UINT32,
+    DType.uint64: TensorProto.UINT64,
+    DType.float16: TensorProto.FLOAT16,
+    DType.bfloat16: TensorProto.BFLOAT16,
+    DType.float32: TensorProto.FLOAT,
+    DType.float64: TensorProto.DOUBLE,
+    DType.complex64: TensorProto.COMPLEX64,
+    DType.complex128: TensorProto.COMPLEX128,
+    DType.float8_e4m3fn: TensorProto.FLOAT8E4M3FN,
+    DType.float8_e5m2: TensorProto.FLOAT8E5M2,
+    # stored as their storage types
+    DType.tensor_float32: TensorProto.FLOAT,
+    DType.index: TensorProto.UINT64,
+    DType.address: TensorProto.UINT64,
+}
+
+
+def onnx_type(d: DType) -> int:
+    return ONNX_TYPE[d]
+
+
+def type_name(d: DType) -> str:
+    """The TensorProto name ("FLOAT", "INT16", ...) used by the kernel tables."""
+    return TensorProto.DataType.Name(ONNX_TYPE[d])
+
+
+# Storage dtype used for computation (aliases compute as what stores them).
+def storage(d: DType) -> DType:
+    return {DType.tensor_float32: DType.float32, DType.index: DType.uint64,
+            DType.address: DType.uint64}.get(d, d)  # fmt: skip
