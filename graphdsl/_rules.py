@@ -557,8 +557,7 @@ def _softmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
     x = args[0]
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
-        m = np.max(x, axis=axis, keepdims=True)
-        e = np.exp(x - np.where(np.isfinite(m), m, 0))
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
         return np.asarray(e / np.sum(e, axis=axis, keepdims=True))
 
 

@@ -81,11 +81,50 @@ LOWER["sub"] = _simple("Sub", bits=True)
 LOWER["mul"] = _simple("Mul", bits=True)
 LOWER["div"] = _simple("Div")  # floats only (the DSL makes integer division a float op)
 for _n, _o in (("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"),
-               ("cos", "Cos"), ("tanh", "Tanh"), ("sigmoid", "Sigmoid")):  # fmt: skip
+               ("cos", "Cos"), ("tanh", "Tanh")):  # fmt: skip
     LOWER[_n] = _simple(_o)
-LOWER["maximum"] = _simple("Max")
-LOWER["minimum"] = _simple("Min")
-LOWER["sign"] = _simple("Sign")
+
+
+@_register("sigmoid")
+def _sigmoid(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # e = exp(-|x|); x >= 0: 1 / (1 + e), else e / (1 + e), as the reference computes it
+    # (onnxruntime's Sigmoid kernel is an approximation, off by ~1e-5 relative)
+    out = args[0].dtype
+    f = T.float32 if out in NARROW else out
+    x = b.cast(args[0], f)
+    e = b.elementwise("Exp", [b.elementwise("Neg", [b.elementwise("Abs", [x])])])
+    one = b.scalar(1.0, f)
+    denom = b.elementwise("Add", [one, e])
+    pos = b.elementwise("GreaterOrEqual", [x, b.scalar(0.0, f)], result_bool=True)
+    num = b.select(pos, one, e)
+    return b.cast(b.elementwise("Div", [num, denom]), out)
+
+
+def _max_min(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        if storage(args[0].dtype) is T.int64:
+            # onnxruntime 1.31's Max/Min on int64 are wrong for |x| in [2**31, 2**41)
+            lt = b.elementwise("Less", args, result_bool=True)
+            x, y = args
+            return b.select(lt, y, x) if onnx_op == "Max" else b.select(lt, x, y)
+        return b.elementwise(onnx_op, args, narrow_in_f32=True)
+
+    return lower
+
+
+LOWER["maximum"] = _max_min("Max")
+LOWER["minimum"] = _max_min("Min")
+
+
+@_register("sign")
+def _sign(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    if storage(x.dtype) is T.int64:  # Sign on int64 is wrong for |x| in [2**31, 2**41)
+        zero = b.scalar(0, T.int64)
+        pos = b.cast(b.elementwise("Greater", [x, zero], result_bool=True), T.int64)
+        neg = b.cast(b.elementwise("Less", [x, zero], result_bool=True), T.int64)
+        return b.cast(b.elementwise("Sub", [pos, neg]), x.dtype)
+    return b.elementwise("Sign", args, narrow_in_f32=True)
 
 
 @_register("abs")
@@ -105,8 +144,8 @@ def _negative(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 @_register("relu")
 def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x = args[0]  # Max(x, 0): NaN propagates, as numpy.maximum
-    return b.elementwise("Max", [x, b.scalar(0, x.dtype)], narrow_in_f32=True)
+    x = args[0]  # max(x, 0): NaN propagates, as numpy.maximum
+    return LOWER["maximum"](b, node, [x, b.scalar(0, x.dtype)], dims)
 
 
 def _rounding(onnx_op: str) -> Lowering:
@@ -182,10 +221,13 @@ def _int_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
         m1 = b.elementwise("Equal", [d, b.scalar(-1, t)], result_bool=True)
         bad = b.node("Or", [zero.name, m1.name], T.bool)
     safe = b.select(bad, b.scalar(1, t), d)
-    q = b.elementwise("Div", [a, safe])
-    r = b.elementwise("Mod", [a, safe], key="Mod_fmod", fmod=1)  # sign of the dividend
+    q = b.elementwise("Div", [a, safe])  # truncates
+    # fmod=0 is integer modulo with the divisor's sign (numpy's); fmod=1 goes through double
+    r = b.elementwise("Mod", [a, safe], fmod=0)
     if signed:
-        nonzero = b.node("Not", [b.elementwise("Equal", [r, b.scalar(0, t)], result_bool=True).name], T.bool)
+        nonzero = b.node(
+            "Not", [b.elementwise("Equal", [r, b.scalar(0, t)], result_bool=True).name], T.bool
+        )
         sign_differs = b.node(
             "Xor",
             [b.elementwise("Less", [a, b.scalar(0, t)], result_bool=True).name,
@@ -194,7 +236,6 @@ def _int_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
         )  # fmt: skip
         adjust = b.node("And", [nonzero.name, sign_differs.name], T.bool)
         q = b.elementwise("Sub", [q, b.cast(adjust, t)], bits=True)
-        r = b.select(adjust, b.elementwise("Add", [r, safe], bits=True), r)
         q = b.select(m1, b.elementwise("Neg", [a]), q)  # INT_MIN // -1 wraps to INT_MIN
     zero_t = b.scalar(0, t)
     return b.select(zero, zero_t, q), b.select(zero, zero_t, r)
@@ -265,9 +306,8 @@ def _pow(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         return result
     # negative exponent: 1 / base**n truncated toward zero
     inv = b.select(b.elementwise("Equal", [base, one], result_bool=True), one, zero)
-    odd = b.node("Not", [b.elementwise("Equal", [b.elementwise("Mod", [exp, two], key="Mod_fmod",
-                                                               fmod=1), zero],
-                                       result_bool=True).name], T.bool)  # fmt: skip
+    parity = b.elementwise("Mod", [exp, two], fmod=0)  # 0 or 1, exact
+    odd = b.elementwise("Equal", [parity, one], result_bool=True)
     minus_one = b.scalar(-1, t)
     inv = b.select(
         b.elementwise("Equal", [base, minus_one], result_bool=True),
@@ -290,24 +330,6 @@ def _axes(node: Symbol) -> tuple[int, ...]:
     return axes
 
 
-def _reduce(onnx_op: str, *, order_map_u64: bool = False) -> Lowering:
-    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-        x = args[0]
-        axes = _axes(node)
-        if not axes:
-            return x
-        keep = int(bool(node.attrs.get("keepdims")))
-        if order_map_u64 and storage(x.dtype) is T.uint64:
-            # order-preserving map uint64 -> int64: u - 2**63 (wrapping add of INT64_MIN)
-            offset = b.scalar(np.iinfo(np.int64).min, T.int64)
-            s = b.elementwise("Add", [b.cast(x, T.int64), offset])
-            r = b.node(onnx_op, [s.name, b.int64s(axes)], T.int64, keepdims=keep)
-            return b.cast(b.elementwise("Sub", [r, offset]), x.dtype)
-        return _reduce_axes(b, onnx_op, x, axes, keep)
-
-    return lower
-
-
 def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int) -> V:
     cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
     xc = b.cast(x, cd)
@@ -315,8 +337,53 @@ def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: in
     return b.cast(r, x.dtype)
 
 
-LOWER["max"] = _reduce("ReduceMax", order_map_u64=True)
-LOWER["min"] = _reduce("ReduceMin", order_map_u64=True)
+def _extremum(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x = args[0]
+        axes = _axes(node)
+        if not axes:
+            return x
+        keep = int(bool(node.attrs.get("keepdims")))
+        d = storage(x.dtype)
+        if d is T.uint32:  # exact in float64; int64 ReduceMax/Min are wrong on onnxruntime 1.31
+            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep), x.dtype)
+        if d in (T.int64, T.uint64):
+            xi = b.cast(x, T.int64)
+            offset = b.scalar(np.iinfo(np.int64).min, T.int64)
+            if d is T.uint64:  # order-preserving map: u - 2**63 (a wrapping add of INT64_MIN)
+                xi = b.elementwise("Add", [xi, offset])
+            init = np.iinfo(np.int64).min if onnx_op == "ReduceMax" else np.iinfo(np.int64).max
+            take = "Less" if onnx_op == "ReduceMax" else "Greater"
+            r = _scan_reduce(b, node, xi, axes, keep, take, init)
+            if d is T.uint64:
+                r = b.elementwise("Sub", [r, offset])
+            return b.cast(r, x.dtype)
+        r = _reduce_axes(b, onnx_op, x, axes, keep)
+        if x.dtype.kind is not Kind.float:
+            return r
+        # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
+        nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
+                            T.bool), T.uint8)  # fmt: skip
+        any_nan = b.node("ReduceMax", [nan.name, b.int64s(axes)], T.uint8, keepdims=keep)
+        return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
+
+    return lower
+
+
+LOWER["max"] = _extremum("ReduceMax")
+LOWER["min"] = _extremum("ReduceMin")
+
+
+def _reduce(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        axes = _axes(node)
+        if not axes:
+            return args[0]
+        return _reduce_axes(b, onnx_op, args[0], axes, int(bool(node.attrs.get("keepdims"))))
+
+    return lower
+
+
 LOWER["mean"] = _reduce("ReduceMean")
 
 
@@ -326,9 +393,7 @@ def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple
     perm = kept + list(axes)
     xt = b.node("Transpose", [x.name], x.dtype, perm=perm) if perm != list(range(rank)) else x
     shape = b.node("Shape", [xt.name], T.int64).name
-    kept_shape = b.node(
-        "Slice", [shape, b.int64s([0]), b.int64s([len(kept)])], T.int64
-    ).name
+    kept_shape = b.node("Slice", [shape, b.int64s([0]), b.int64s([len(kept)])], T.int64).name
     flat_shape = b.node("Concat", [kept_shape, b.int64s([-1])], T.int64, axis=0).name
     return b.node("Reshape", [xt.name, flat_shape], x.dtype), kept_shape
 
@@ -366,38 +431,50 @@ def _prod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if x.dtype.kind is Kind.float:
         return _reduce_axes(b, "ReduceProd", x, axes, keep)
     # Integer products wrap in numpy; ONNX ReduceProd saturates. Scan multiplies exactly.
+    r = _scan_reduce(b, node, b.cast(x, T.int64), axes, keep, "Mul", 1)
+    return b.cast(r, x.dtype)
+
+
+def _scan_reduce(
+    b: Builder, node: Symbol, x: V, axes: tuple[int, ...], keep: int, op: str, init: int
+) -> V:
+    """Fold ``op`` over the reduced axes of an int64 value with a Scan, exactly.
+
+    ``op`` is "Mul" (acc * x), or "Less"/"Greater" (take x where acc op x: max/min).
+    """
     from onnx import helper
 
-    acc = T.int64
-    xi = b.cast(x, acc)
-    rank = node.inputs[0].rank
-    flat, kept_shape = _move_axes_last(b, xi, rank, axes)
-    # scan over the flattened reduced axis, moved to the front
-    nd = len([i for i in range(rank) if i not in axes])
-    front = b.node("Transpose", [flat.name], acc, perm=[nd, *range(nd)])
-    init = b.node("Expand", [b.scalar(1, acc).name, kept_shape], acc)
     from exporters.onnx._types import onnx_type
 
+    acc = T.int64
+    rank = node.inputs[0].rank
+    flat, kept_shape = _move_axes_last(b, x, rank, axes)
+    nd = rank - len(axes)
+    front = b.node("Transpose", [flat.name], acc, perm=[nd, *range(nd)])
+    start = b.node("Expand", [b.scalar(init, acc).name, kept_shape], acc)
+    if op == "Mul":
+        body_nodes = [helper.make_node("Mul", ["acc_in", "x_i"], ["acc_out"])]
+    else:
+        body_nodes = [helper.make_node(op, ["acc_in", "x_i"], ["take"]),
+                      helper.make_node("Where", ["take", "x_i", "acc_in"],
+                                       ["acc_out"])]  # fmt: skip
+    body_nodes.append(helper.make_node("Identity", ["acc_out"], ["scan_out"]))
+    t = onnx_type(acc)
     body = helper.make_graph(
-        [helper.make_node("Mul", ["acc_in", "x_i"], ["acc_out"]),
-         helper.make_node("Identity", ["acc_out"], ["scan_out"])],
-        "prod_body",
-        [helper.make_tensor_value_info("acc_in", onnx_type(acc), None),
-         helper.make_tensor_value_info("x_i", onnx_type(acc), None)],
-        [helper.make_tensor_value_info("acc_out", onnx_type(acc), None),
-         helper.make_tensor_value_info("scan_out", onnx_type(acc), None)],
+        body_nodes,
+        f"scan_{op.lower()}",
+        [helper.make_tensor_value_info("acc_in", t, None),
+         helper.make_tensor_value_info("x_i", t, None)],
+        [helper.make_tensor_value_info("acc_out", t, None),
+         helper.make_tensor_value_info("scan_out", t, None)],
     )  # fmt: skip
-    out = b.fresh("prod")
-    b.nodes.append(
-        helper.make_node(
-            "Scan", [init.name, front.name], [out, b.fresh("prod_seq")], num_scan_inputs=1,
-            body=body,
-        )
-    )
+    out = b.fresh("scan")
+    b.nodes.append(helper.make_node("Scan", [start.name, front.name], [out, b.fresh("scan_seq")],
+                                    num_scan_inputs=1, body=body))  # fmt: skip
     total = V(out, acc)
     if keep:
         total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
-    return b.cast(total, x.dtype)
+    return total
 
 
 @_register("softmax")
@@ -458,6 +535,11 @@ def _cast(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def convert(b: Builder, x: V, to: DType) -> V:
     """graphdsl's conversion semantics: float -> integer truncates and saturates, NaN -> 0."""
     src = x.dtype
+    if src in (T.float8_e4m3fn, T.float8_e5m2):
+        x = b.cast(x, T.float32)  # exact; onnxruntime's float8 -> bool reads -0 as True
+        src = T.float32
+    if to in (T.float8_e4m3fn, T.float8_e5m2):
+        return _to_float8(b, x, to)
     if not (src.kind is Kind.float and to.is_integer):
         return b.cast(x, to)
     f = T.float32 if src in NARROW else storage(src)
@@ -466,8 +548,27 @@ def convert(b: Builder, x: V, to: DType) -> V:
     nan = b.node("IsNaN", [xf.name], T.bool)
     big = b.elementwise("GreaterOrEqual", [xf, hi], result_bool=True)
     small = b.elementwise("LessOrEqual", [xf, lo], result_bool=True)
-    out_of_range = b.node("Or", [b.node("Or", [big.name, small.name], T.bool).name, nan.name], T.bool)
+    out_of_range = b.node(
+        "Or", [b.node("Or", [big.name, small.name], T.bool).name, nan.name], T.bool
+    )
     safe = b.select(out_of_range, b.scalar(0, f), xf)
     c = b.cast(safe, to)
     return b.select(big, b.scalar(to.max, to), b.select(small, b.scalar(to.min, to), c))
 
+
+def _to_float8(b: Builder, x: V, to: DType) -> V:
+    """Round to float8 as ml_dtypes does: through float32, overflow to inf (e5m2) or NaN (e4m3fn).
+
+    onnxruntime's Cast(saturate=0) gives NaN where e5m2 should overflow to inf.
+    """
+    f = T.float64 if x.dtype.bits > 16 and x.dtype.is_integer else T.float32
+    xf = b.cast(x, f)
+    y = b.cast(xf, to)
+    if to is not T.float8_e5m2:
+        return y
+    # values at or past the midpoint between the largest finite e5m2 (57344) and 65536
+    big = b.elementwise("GreaterOrEqual", [b.elementwise("Abs", [xf]), b.scalar(61440.0, f)],
+                        result_bool=True)  # fmt: skip
+    neg = b.elementwise("Less", [xf, b.scalar(0.0, f)], result_bool=True)
+    inf = b.select(neg, b.scalar(-np.inf, to), b.scalar(np.inf, to))
+    return b.select(big, inf, y)

@@ -23,7 +23,7 @@ from graphdsl.inputs import InputError, bind_inputs
 
 __all__ = ["RunError", "run"]
 
-_RAW = {  # element types numpy cannot hand to onnxruntime directly: (storage view, dtype)
+_RAW: dict[int, tuple[type, DType]] = {  # onnx types numpy cannot hand to onnxruntime
     onnx.TensorProto.BFLOAT16: (np.uint16, DType.bfloat16),
     onnx.TensorProto.FLOAT8E4M3FN: (np.uint8, DType.float8_e4m3fn),
     onnx.TensorProto.FLOAT8E5M2: (np.uint8, DType.float8_e5m2),
@@ -63,7 +63,7 @@ class _Session:
             if raw is None:
                 feeds[name] = ort.OrtValue.ortvalue_from_numpy(arr)
             else:
-                view = np.ascontiguousarray(arr).view(raw[0])
+                view: np.ndarray = np.ascontiguousarray(arr).view(raw[0])
                 feeds[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
                     view, _onnx_of(raw[1])
                 )
@@ -79,9 +79,11 @@ def _onnx_of(d: DType) -> int:
 
 def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
     if raw is None:
-        return np.asarray(v.numpy())
+        out: np.ndarray = np.asarray(v.numpy())
+        return out
     data = ctypes.string_at(v.data_ptr(), v.tensor_size_in_bytes())
-    return np.frombuffer(data, dtype=raw[0]).view(raw[1].np).reshape(v.shape()).copy()
+    result: np.ndarray = np.frombuffer(data, dtype=raw[0]).view(raw[1].np).reshape(v.shape())
+    return result.copy()
 
 
 def _io_types(model: ModelProto | str) -> tuple[dict[str, int], dict[str, int]]:
@@ -181,7 +183,9 @@ def run(
     return sess(_check_model_inputs(sess, inputs))
 
 
-def _check_model_inputs(sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
+def _check_model_inputs(
+    sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]
+) -> list[np.ndarray]:
     names = sess.names
     if isinstance(inputs, Mapping):
         missing = [n for n in names if n not in inputs]

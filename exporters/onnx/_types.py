@@ -39,7 +39,7 @@ def onnx_type(d: DType) -> int:
 
 def type_name(d: DType) -> str:
     """The TensorProto name ("FLOAT", "INT16", ...) used by the kernel tables."""
-    return TensorProto.DataType.Name(ONNX_TYPE[d])
+    return str(TensorProto.DataType.Name(ONNX_TYPE[d]))
 
 
 # Storage dtype used for computation (aliases compute as what stores them).

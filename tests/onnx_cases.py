@@ -1,0 +1,130 @@
+"""The (op, dtype) matrix: every op of the catalogue on every dtype the DSL accepts for it.
+
+Shared by tests/test_onnx_matrix.py and scripts/support_matrix.py (the published matrix).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+import graphdsl as gd
+from graphdsl import DType
+
+DTYPES = [
+    DType.bool, DType.int8, DType.int16, DType.int32, DType.int64, DType.uint8, DType.uint16,
+    DType.uint32, DType.uint64, DType.float16, DType.bfloat16, DType.float32, DType.float64,
+    DType.float8_e4m3fn, DType.float8_e5m2,
+]  # fmt: skip
+
+Build = Callable[[list[gd.Symbol]], gd.Symbol]
+
+BINARY = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum", "equal",
+          "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+          "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "matmul"]  # fmt: skip
+UNARY = ["logical_not", "bitwise_not", "negative", "abs", "sign", "exp", "log", "sqrt", "sin",
+         "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "softmax"]  # fmt: skip
+
+
+def _cases() -> dict[str, tuple[int, Build]]:
+    """op name -> (number of inputs, builder from the input symbols)."""
+    ops: dict[str, tuple[int, Build]] = {}
+    for name in BINARY:
+        fn = getattr(gd.ops, name)
+        ops[name] = (2, lambda s, fn=fn: fn(s[0], s[1]))
+    for name in UNARY:
+        fn = getattr(gd.ops, name)
+        ops[name] = (1, lambda s, fn=fn: fn(s[0]))
+    for name in ("sum", "prod", "max", "min", "mean"):
+        fn = getattr(gd.ops, name)
+        ops[name] = (1, lambda s, fn=fn: fn(s[0], axis=1))
+        ops[name + "_all_keepdims"] = (1, lambda s, fn=fn: fn(s[0], keepdims=True))
+    ops["where"] = (2, lambda s: gd.ops.where(gd.ops.less(gd.ops.cast(s[0], "float32"), 1.0),
+                                              s[0], s[1]))  # fmt: skip
+    ops["reshape"] = (1, lambda s: gd.ops.reshape(s[0], (-1, 2)))
+    ops["transpose"] = (1, lambda s: gd.ops.transpose(s[0]))
+    ops["broadcast_to"] = (1, lambda s: gd.ops.broadcast_to(s[0], (2, 6, 4)))
+    ops["concat"] = (2, lambda s: gd.ops.concat([s[0], s[1]], axis=1))
+    ops["expand_dims"] = (1, lambda s: gd.ops.expand_dims(s[0], 0))
+    ops["squeeze"] = (1, lambda s: gd.ops.squeeze(gd.ops.expand_dims(s[0], 1), 1))
+    for to in DTYPES:
+        ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
+    return ops
+
+
+CASES = _cases()
+SHAPE = (6, 4)
+
+
+def build(op: str, dt: DType) -> gd.Graph | None:
+    """The one-op graph for (op, dtype), or None when the DSL does not accept the dtype."""
+    n, fn = CASES[op]
+    shape = (4, 4) if op == "matmul" else SHAPE
+    g = gd.Graph(f"{op}_{dt.name}", input_types=[gd.TensorType(dt, shape)] * n)
+    try:
+        g.output(fn(g.inputs))
+    except (gd.OpTypeError, gd.PromotionError):
+        return None
+    return g
+
+
+# Float sums and products depend on the order of accumulation; with +-max among the terms
+# a different (equally valid) order overflows. These ops get moderate finite extremes.
+ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax"}
+
+
+def special_values(dt: DType, moderate: bool = False) -> np.ndarray:
+    """Negatives, zeros, extremes, and for floats NaN and inf."""
+    if dt is DType.bool:
+        return np.array([False, True])
+    if dt.is_integer:
+        info = np.iinfo(dt.np)
+        vals = [0, 1, 2, 3, 7, -1, -2, -7, info.min, info.max, info.min + 1, info.max - 1, 5, 100]
+        if moderate:
+            vals = [*vals[:8], 5, 100]
+        return np.array(sorted({v for v in vals if info.min <= v <= info.max}), dtype=dt.np)
+    finfo = ml_dtypes.finfo(dt.np)
+    big = 3.0 if moderate else float(finfo.max)
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.5, 3.0, -7.0, 7.0, big, -big,
+            float(finfo.tiny), np.inf, -np.inf, np.nan, 0.1, 10.0]  # fmt: skip
+    with np.errstate(all="ignore"):
+        return np.array(vals, dtype=np.float64).astype(dt.np)
+
+
+def inputs(g: gd.Graph, seed: int, moderate: bool = False) -> list[np.ndarray]:
+    """Arrays covering the special values, every pair of them across the two inputs."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, s in enumerate(g.inputs):
+        vals = special_values(s.dtype, moderate)
+        size = int(np.prod(s.shape))
+        pairs = list(itertools.product(range(len(vals)), repeat=2))
+        rng.shuffle(pairs)
+        idx = np.array([p[k % 2] for p in pairs] * (size // len(pairs) + 1))[:size]
+        out.append(vals[idx].reshape(s.shape))
+    return out
+
+
+def ulp_close(got: np.ndarray, want: np.ndarray, dt: DType, ulps: float) -> np.ndarray:
+    """Elementwise: equal (NaN matching NaN), or within ``ulps`` units of ``dt``'s precision."""
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    with np.errstate(all="ignore"):
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        eps = float(ml_dtypes.finfo(dt.np).eps) if dt.is_float else 0.0
+        tiny = float(ml_dtypes.finfo(dt.np).smallest_subnormal) if dt.is_float else 0.0
+        close = np.abs(g - w) <= ulps * (eps * np.abs(w) + tiny)
+    return np.asarray(same | (close & np.isfinite(w)))
+
+
+def all_cases() -> list[tuple[str, DType]]:
+    return [(op, dt) for op in CASES for dt in DTYPES if build(op, dt) is not None]
+
+
+def describe(x: Any) -> str:
+    return np.array2string(np.asarray(x), threshold=20)

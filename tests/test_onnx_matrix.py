@@ -1,0 +1,64 @@
+"""Every (op, dtype) the DSL accepts exports, runs on onnxruntime's CPU provider, and matches
+``gd.evaluate``: exactly for integers and bool, to the dtype's rounding for floats, with NaN
+in the same places; on inputs with negatives, zeros, extremes, NaN and inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx_cases import ORDER_DEPENDENT, all_cases, build, describe, inputs, ulp_close
+
+import graphdsl as gd
+from exporters.onnx import export, run
+from graphdsl import DType
+
+CASES = all_cases()
+# transcendental ops: onnxruntime's and numpy's libm differ by a few ulps
+INEXACT_OPS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "softmax", "mean", "pow",
+               "sum", "prod", "matmul", "div", "mean_all_keepdims", "sum_all_keepdims",
+               "prod_all_keepdims"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "dt"), CASES, ids=[f"{o}-{d.name}" for o, d in CASES])
+def test_op_dtype_matches_reference(op: str, dt: DType) -> None:
+    g = build(op, dt)
+    assert g is not None
+    base_op = op.split("_all")[0]
+    # float accumulation order is free; integer sums and products are exact at any extreme
+    moderate = base_op in ORDER_DEPENDENT and (dt.is_inexact or base_op == "mean")
+    xs = inputs(g, seed=len(op) * 31 + list(DType).index(dt), moderate=moderate)
+    scale = gd.evaluate(g, [np.abs(x) for x in xs]) if moderate else None
+    want = gd.evaluate(g, xs)
+    model = export(g)
+    onnx.checker.check_model(model, full_check=True)
+    got = run(model, xs)
+    for k, (w, r) in enumerate(zip(want, got, strict=True)):
+        assert r.dtype == w.dtype, f"dtype: onnxruntime {r.dtype}, reference {w.dtype}"
+        assert r.shape == w.shape
+        out_dt = gd.dtype(w.dtype)
+        if out_dt.is_float and op in INEXACT_OPS:
+            ok = ulp_close(r, w, out_dt, ulps=4 if out_dt in (DType.float32, DType.float64) else 1)
+        else:
+            ok = ulp_close(r, w, out_dt, ulps=0)
+        if scale is not None and out_dt.is_float:
+            # a sum of n terms in any order is within n * eps * sum(|terms|) of the exact one
+            n = max(x.size for x in xs) // max(w.size, 1) + 2
+            eps = float(np.finfo(np.float32 if out_dt.bits <= 32 else np.float64).eps)
+            with np.errstate(all="ignore"):
+                bound = n * eps * scale[k].astype(np.float64)
+                ok |= np.abs(r.astype(np.float64) - w.astype(np.float64)) <= bound
+        if not ok.all():
+            bad = ~ok
+            raise AssertionError(
+                f"{int(bad.sum())} of {bad.size} elements differ\n"
+                f"inputs: {[describe(x[bad]) for x in xs] if xs[0].shape == w.shape else ''}\n"
+                f"onnxruntime: {describe(r[bad])}\nreference:   {describe(w[bad])}"
+            )
+
+
+def test_matrix_is_not_empty() -> None:
+    ops = {op for op, _ in CASES}
+    assert len(CASES) > 400 and "floordiv" in ops and "cast_to_int8" in ops
+    assert ("matmul", DType.int8) in CASES and ("sum", DType.uint64) in CASES
