@@ -82,8 +82,9 @@ def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
         out: np.ndarray = np.asarray(v.numpy())
         return out
     data = ctypes.string_at(v.data_ptr(), v.tensor_size_in_bytes())
-    result: np.ndarray = np.frombuffer(data, dtype=raw[0]).view(raw[1].np).reshape(v.shape())
-    return result.copy()
+    result: np.ndarray = np.frombuffer(data, dtype=raw[0]).view(raw[1].np)
+    shaped: np.ndarray = result.reshape(v.shape()).copy()
+    return shaped
 
 
 def _io_types(model: ModelProto | str) -> tuple[dict[str, int], dict[str, int]]:
