@@ -40,7 +40,7 @@ class OpDef(NamedTuple):
     rule: Rule
     impl: Impl
     accepts: str  # operand kinds, for docs and the support matrix
-    truthy: bool = False  # operands are converted by truth value (logical ops)
+    truthy: tuple[int, ...] = ()  # operands converted by truth value (x != 0)
 
 
 OPS: dict[str, OpDef] = {}
@@ -61,7 +61,9 @@ _KIND_WORDS = {
 }
 
 
-def _register(name: str, rule: Rule, impl: Impl, accepts: str, truthy: bool = False) -> None:
+def _register(
+    name: str, rule: Rule, impl: Impl, accepts: str, truthy: tuple[int, ...] = ()
+) -> None:
     OPS[name] = OpDef(name, rule, impl, accepts, truthy)
 
 
@@ -86,7 +88,7 @@ def _need(kinds: frozenset[Kind], c: Promoted, types: Sequence[TensorType], p: P
     via = (
         f"promote to {c.dtype.name} under policy {p.name!r}"
         if len(types) > 1
-        else f"is {c.dtype.name}"
+        else f"is {c.dtype.name} (policy {p.name!r})"
     )
     fix = "cast to a dtype it accepts first (gd.ops.cast)"
     if c.dtype is DType.bool and Kind.signed in kinds:
@@ -250,7 +252,7 @@ for _name, _fn in (
     ("logical_xor", np.logical_xor),
     ("logical_not", np.logical_not),
 ):
-    _register(_name, _logical, _np(_fn), "any (by truth value)", truthy=True)
+    _register(_name, _logical, _np(_fn), "any (by truth value)", truthy=(0, 1))
 
 _BITS = INTEGER | {Kind.bool}
 for _name, _fn in (
@@ -318,7 +320,9 @@ def _where_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> An
     return (DType.bool, c.dtype, c.dtype), TensorType(c.dtype, shape, c.ambiguous)
 
 
-_register("where", _where_rule, _np(np.where), "cond: any (truth value); branches: any")
+_register(
+    "where", _where_rule, _np(np.where), "cond: any (truth value); branches: any", truthy=(0,)
+)
 
 
 # ---------------------------------------------------------------------------- matmul

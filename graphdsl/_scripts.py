@@ -7,6 +7,7 @@ import runpy
 import sys
 
 from graphdsl.graph import Graph
+from graphdsl.passes import implicit_cast
 
 __all__ = ["collect_graphs", "draw_script", "explain_script"]
 
@@ -53,12 +54,13 @@ def draw_script(script: str, output: str | None, fmt: str) -> int:
     for g in graphs:
         suffix = f"-{g.name}" if len(graphs) > 1 else ""
         path = f"{prefix}{suffix}.{fmt}"
+        shown = implicit_cast(g)  # every conversion as a visible cast node
         if fmt == "dot":
             with open(path, "w") as f:
-                f.write(g.to_dot())
+                f.write(shown.to_dot())
         else:
             from graphdsl._draw import draw_graph
 
-            draw_graph(g, path)
+            draw_graph(shown, path)
         print(f"wrote {path}")
     return 0

@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
         return _run(args)
-    except (DTypeError, PromotionError, ValueError) as e:
+    except (DTypeError, PromotionError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

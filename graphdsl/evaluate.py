@@ -44,12 +44,15 @@ def evaluate(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np
         if node.op == "input":
             continue
         env[id(node)] = _run(node, env, dims)
-    return [env[id(o)] for o in graph.outputs]
+    return [
+        cast_array(env[id(o)], o.dtype) if o.op == "literal" else env[id(o)] for o in graph.outputs
+    ]
 
 
 def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.ndarray:
     if node.op == "literal":
-        return np.asarray(node.attrs["value"]).astype(node.type.dtype.np)
+        # kept at Python precision: each use converts it once, to the dtype it takes there
+        return np.asarray(node.attrs["value"])
     if node.op == "constant":
         return np.asarray(node.attrs["value"])
     return run_node(node, [env[id(i)] for i in node.inputs], dims)

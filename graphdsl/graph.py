@@ -414,6 +414,14 @@ class Graph:
             if not isinstance(v, Symbol):
                 v = self._literal(v, loc)
             self._own(v, "output", loc)
+            if v.op == "literal":  # returned as is, it takes its default dtype
+                problem = _literal_problem(v.attrs["value"], v.dtype, self.policy)
+                if problem:
+                    raise LiteralError(
+                        f"output (at {loc}): the literal {v.attrs['value']!r} is returned as "
+                        f"{v.dtype.name} (the policy's default) and {problem}; make it a typed "
+                        f"constant with g.scalar(value, dtype)"
+                    )
             outs.append(v)
         self.outputs = outs
 
@@ -453,8 +461,8 @@ class Graph:
             ) from None
         except (OpTypeError, ShapeError) as e:
             raise type(e)(f"{op} (at {loc}): {e}") from None
-        for s, want in zip(inputs, in_dtypes, strict=True):
-            if s.op == "literal" and not opdef.truthy:
+        for k, (s, want) in enumerate(zip(inputs, in_dtypes, strict=True)):
+            if s.op == "literal" and k not in opdef.truthy:
                 problem = _literal_problem(s.attrs["value"], want, self.policy)
                 if problem:
                     raise LiteralError(

@@ -284,7 +284,7 @@ def matmul(x: Operand, y: Operand) -> Symbol:
 
 
 def _reduce(op: str, x: Operand, axis: int | Sequence[int] | None, keepdims: bool) -> Symbol:
-    ax = None if axis is None else (axis if isinstance(axis, int) else tuple(axis))
+    ax = tuple(axis) if isinstance(axis, list) else axis
     return _apply_op(op, (x,), {"axis": ax, "keepdims": bool(keepdims)})
 
 

@@ -527,9 +527,10 @@ def literal_problem(value: bool | int | float | complex, target: DType, *, exact
             continue  # inf and nan are values of every float dtype we have
         with np.errstate(over="ignore"):
             stored = np.array(part, dtype=np.float64).astype(target.np)
-        if not np.isfinite(stored.astype(np.float64)):
+        as_float = np.real(stored).astype(np.float64)
+        if not np.isfinite(as_float):
             return f"overflows {target.name} (largest finite value {target.max:g})"
-        if exact and isinstance(part, int) and int(stored.astype(np.float64)) != part:
+        if exact and isinstance(part, int) and int(as_float) != part:
             return f"is not exactly representable in {target.name}"
     return ""
 

@@ -87,6 +87,8 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     """Sorted, unique, non-negative axes; None means all axes."""
     if axis is None:
         return tuple(range(ndim))
+    if not isinstance(axis, (int, list, tuple)):
+        raise ShapeError(f"axis must be an int, a sequence of ints or None, got {axis!r}")
     axes = [axis] if isinstance(axis, int) else list(axis)
     norm = sorted(normalize_axis(a, ndim) for a in axes)
     if len(set(norm)) != len(norm):

@@ -31,7 +31,6 @@ def verify(graph: Graph, *, explicit_casts: bool = False) -> None:
             raise GraphError(f"{_where(node)} is defined twice (positions {seen[id(node)]}, {i})")
         if node.id != i:
             raise GraphError(f"{_where(node)} is at position {i} but numbered {node.id}")
-        seen[id(node)] = i
         for arg in node.inputs:
             if arg.graph is not graph:
                 raise GraphError(
@@ -44,6 +43,7 @@ def verify(graph: Graph, *, explicit_casts: bool = False) -> None:
                     f"{_where(node)} uses {kind}: the graph has a cycle or is out of "
                     "topological order"
                 )
+        seen[id(node)] = i
         _check_rule(graph, node, explicit_casts)
     for k, out in enumerate(graph.outputs):
         if id(out) not in seen:
@@ -53,7 +53,15 @@ def verify(graph: Graph, *, explicit_casts: bool = False) -> None:
 
 
 def _check_rule(graph: Graph, node: Symbol, explicit_casts: bool) -> None:
-    if node.op in ("input", "literal", "constant"):
+    if node.op == "constant":
+        value = node.attrs["value"]
+        if value.dtype != node.dtype.np or tuple(value.shape) != node.shape:
+            raise GraphError(
+                f"{_where(node)}: its value is {value.dtype}{list(value.shape)} but its type "
+                f"says {node.type}"
+            )
+        return
+    if node.op in ("input", "literal"):
         if explicit_casts and node.op == "literal":
             raise GraphError(f"{_where(node)}: an ambiguous literal survived implicit_cast")
         return

@@ -22,8 +22,8 @@ def _attr_key(v: Any) -> Hashable:
         return tuple(_attr_key(x) for x in v)
     if isinstance(v, dict):
         return tuple(sorted((k, _attr_key(x)) for k, x in v.items()))
-    if isinstance(v, float) and v != v:
-        return ("nan",)
+    if isinstance(v, (float, complex)):
+        return (type(v).__name__, repr(v))  # keeps 0.0 and -0.0 apart; nan equals nan
     return (type(v).__name__, v)
 
 

@@ -59,6 +59,22 @@ def is_lossless(src: DType, dst: DType) -> bool:
     return d_bits >= s_bits and float(d_max) >= float(s_max) and tiny[real_dst] <= tiny[src]
 
 
+def _conversion_kind(d: DType) -> str:
+    return "float" if d.kind is Kind.float else "complex" if d.kind is Kind.complex else "int"
+
+
+def _skippable(src: DType, mid: DType, want: DType) -> bool:
+    """cast(cast(x: src, mid), want) == cast(x, want) for every x.
+
+    The first step must keep every value, and the second must convert those values the
+    way a direct cast would: float -> int saturates while int -> int wraps, so a float
+    in the middle may be skipped only when ``want`` holds every ``src`` value.
+    """
+    if not is_lossless(src, mid):
+        return False
+    return _conversion_kind(src) == _conversion_kind(mid) or is_lossless(src, want)
+
+
 def _literal_key(value: Any, want: DType) -> tuple[str, str, DType]:
     return (type(value).__name__, repr(value), want)
 
@@ -84,7 +100,7 @@ class _Caster:
             return value
         # shorten: cast(cast(s, mid), want) -> cast(s, want) when s -> mid is lossless
         src = value
-        while src.op == "cast" and is_lossless(src.inputs[0].dtype, src.dtype):
+        while src.op == "cast" and _skippable(src.inputs[0].dtype, src.dtype, want):
             src = src.inputs[0]
             if src.dtype is want:
                 return src

@@ -41,22 +41,10 @@ def _check(node: Symbol) -> list[LossyCast]:
             continue  # truth-value conversions are the op's meaning, not a promotion
         if arg.op == "literal":
             v = arg.attrs["value"]
-            if isinstance(v, bool):
-                continue
-            with np.errstate(all="ignore"):
-                stored = np.asarray(v).astype(want.np)
-                back = stored.astype(np.asarray(v).dtype).item()
-            if back != v and v == v:
-                out.append(
-                    LossyCast(
-                        node,
-                        k,
-                        arg.dtype,
-                        want,
-                        f"rounds the literal {v!r} to {stored.item()!r}",
-                        f"write the literal as {stored.item()!r}, or compute in a wider dtype",
-                    )
-                )
+            problem, stored = _literal_loss(v, want)
+            if problem:
+                fix = f"write {stored:.17g} (what {want.name} holds), or compute in a wider dtype"
+                out.append(LossyCast(node, k, arg.dtype, want, problem, fix))
             continue
         if arg.dtype is want or is_lossless(arg.dtype, want):
             continue
@@ -88,6 +76,23 @@ def _check(node: Symbol) -> list[LossyCast]:
     return out
 
 
+def _literal_loss(v: object, want: DType) -> tuple[str, float]:
+    """An integer literal that ``want`` cannot hold exactly, or a float one that underflows.
+
+    A decimal float literal rounding to a float dtype (0.1 into float32) is not reported:
+    Python already rounded it once when it read it, and every float program does this.
+    """
+    if isinstance(v, bool) or not want.is_inexact or isinstance(v, complex):
+        return "", 0.0
+    with np.errstate(all="ignore"):
+        stored = float(np.asarray(v).astype(want.np).astype(np.float64))
+    if isinstance(v, int) and stored != v:
+        return f"rounds the integer literal {v} to {stored:.17g}", stored
+    if isinstance(v, float) and v != 0 and stored == 0:
+        return f"underflows the literal {v!r} to 0", stored
+    return "", stored
+
+
 def lint_lossy(graph: Graph) -> list[LossyCast]:
     """Every implicit conversion in ``graph`` that can lose magnitude or precision.
 
@@ -107,4 +112,7 @@ def lint_lossy(graph: Graph) -> list[LossyCast]:
 def warn_node(node: Symbol) -> None:
     """Emit a :class:`LossyCastWarning` for each lossy conversion ``node`` needs."""
     for w in _check(node):
-        warnings.warn(str(w), LossyCastWarning, stacklevel=4)
+        if node.loc is None:
+            warnings.warn(str(w), LossyCastWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(str(w), LossyCastWarning, node.loc.file, node.loc.line)
