@@ -112,7 +112,9 @@ def _elementwise(
         if c.dtype.kind in to_float:
             c = Promoted(p.default_float, c.ambiguous)
         _need(kinds, c, types, p)
-        shape = broadcast_shapes(*(t.shape for t in types)) if len(types) > 1 else types[0].shape
+        shape = types[0].shape
+        if len(types) > 1 and any(t.shape != shape for t in types):
+            shape = broadcast_shapes(*(t.shape for t in types))
         out = (
             TensorType(DType.bool, shape)
             if result_bool

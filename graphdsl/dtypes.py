@@ -31,6 +31,8 @@ class DTypeError(TypeError):
 class Kind(enum.Enum):
     """The category of a dtype, ordered bool < signed/unsigned < float < complex."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hash, C speed
+
     bool = "bool"
     signed = "signed"
     unsigned = "unsigned"
@@ -63,6 +65,8 @@ class DType(enum.Enum):
     >>> DType.uint8.min, DType.uint8.max
     (0, 255)
     """
+
+    __hash__ = object.__hash__  # members are singletons: identity hash, C speed
 
     bool = "bool"
     int8 = "int8"

@@ -303,6 +303,7 @@ class Graph:
         self.outputs: list[Symbol] = []
         self._frozen: str | None = None
         self._derived = False
+        self._literals: dict[tuple[str, str], Symbol] = {}
         items = (
             list(input_types.items())
             if isinstance(input_types, Mapping)
@@ -360,7 +361,8 @@ class Graph:
         in_dtypes: tuple[DType, ...],
         loc: Location | None,
     ) -> Symbol:
-        self._check_mutable()
+        if self._frozen is not None:
+            self._check_mutable()
         sym = Symbol(self, op, inputs, attrs, typ, in_dtypes, loc)
         self.nodes.append(sym)
         return sym
@@ -380,9 +382,14 @@ class Graph:
         return self._add("constant", (), {"value": arr}, TensorType(target, ()), (), loc)
 
     def _literal(self, value: Scalar, loc: Location | None) -> Symbol:
-        t = self.policy.literal_type(value)
-        return self._add("literal", (), {"value": value}, TensorType(t.dtype, (), t.ambiguous), (),
-                         loc)  # fmt: skip
+        # one node per distinct literal: x * 2 in a loop adds one literal, not thousands
+        key = (type(value).__name__, repr(value))
+        hit = self._literals.get(key)
+        if hit is None:
+            t = self.policy.literal_type(value)
+            typ = TensorType(t.dtype, (), t.ambiguous)
+            hit = self._literals[key] = self._add("literal", (), {"value": value}, typ, (), loc)
+        return hit
 
     def constant(self, value: object, dt: DType | str | None = None) -> Symbol:
         """A known-typed constant from a numpy array (or anything ``np.asarray`` takes).

@@ -35,6 +35,8 @@ __all__ = ["Lattice", "LatticeError", "Node", "Weak", "node_name"]
 class Weak(enum.Enum):
     """JAX's weak types: the type of a Python scalar, which defers to typed operands."""
 
+    __hash__ = object.__hash__
+
     int = "i*"
     float = "f*"
     complex = "c*"

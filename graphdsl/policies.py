@@ -38,6 +38,7 @@ to float32
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -503,6 +504,7 @@ def _suggest_cast(a: DType, b: DType) -> str:
     return f"cast the {a.name} operand to {b.name}"
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def literal_problem(value: bool | int | float | complex, target: DType, *, exact: bool) -> str:
     """Why ``value`` cannot be a constant of ``target`` ('' when it can)."""
     if isinstance(value, (bool, np.bool_)):

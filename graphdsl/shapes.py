@@ -58,6 +58,11 @@ def shape_of(dims: Sequence[int | str]) -> Shape:
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """numpy broadcasting; a symbolic dim matches itself or 1, nothing else."""
+    nonscalar = [s for s in shapes if s]
+    if not nonscalar:
+        return ()
+    if all(s == nonscalar[0] for s in nonscalar):
+        return nonscalar[0]
     ndim = max(len(s) for s in shapes)
     result: list[Dim] = []
     for i in range(-ndim, 0):

@@ -42,7 +42,10 @@ def type_name(d: DType) -> str:
     return str(TensorProto.DataType.Name(ONNX_TYPE[d]))
 
 
-# Storage dtype used for computation (aliases compute as what stores them).
+_STORAGE = {DType.tensor_float32: DType.float32, DType.index: DType.uint64,
+            DType.address: DType.uint64}  # fmt: skip
+
+
 def storage(d: DType) -> DType:
-    return {DType.tensor_float32: DType.float32, DType.index: DType.uint64,
-            DType.address: DType.uint64}.get(d, d)  # fmt: skip
+    """The dtype a value computes as (aliases compute as what stores them)."""
+    return _STORAGE.get(d, d)

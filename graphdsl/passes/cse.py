@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, Symbol
 from graphdsl.passes.rewrite import Rewriter
 
@@ -22,17 +23,21 @@ def _attr_key(v: Any) -> Hashable:
         return tuple(_attr_key(x) for x in v)
     if isinstance(v, dict):
         return tuple(sorted((k, _attr_key(x)) for k, x in v.items()))
+    if isinstance(v, (DType, int, str)) or v is None:
+        return (type(v).__name__, v)
     if isinstance(v, (float, complex)):
         return (type(v).__name__, repr(v))  # keeps 0.0 and -0.0 apart; nan equals nan
     return (type(v).__name__, v)
 
 
 def _key(node: Symbol, args: tuple[Symbol, ...]) -> Hashable | None:
+    attrs = node.attrs
     if node.op == "constant":
-        arr = node.attrs["value"]
+        arr = attrs["value"]
         if arr.nbytes > _MAX_CONST_BYTES:
             return None  # large constants are compared by identity only
-    return (node.op, tuple(id(a) for a in args), _attr_key(node.attrs), node.type, node.in_dtypes)
+    akey = _attr_key(attrs) if attrs else ()
+    return (node.op, tuple(map(id, args)), akey, node.type, node.in_dtypes)
 
 
 def cse(graph: Graph) -> Graph:

@@ -44,10 +44,14 @@ class Rewriter:
         self, node: Symbol, inputs: tuple[Symbol, ...] | None = None, *, known: bool = False
     ) -> Symbol:
         """Copy ``node`` with its inputs mapped (or ``inputs``); ``known`` clears ambiguity."""
-        args = inputs if inputs is not None else tuple(self.map[id(i)] for i in node.inputs)
-        typ = node.type._replace(ambiguous=False) if known else node.type
-        new = self.add(node.op, args, dict(node.attrs), typ, node.in_dtypes, node.loc)
-        self.map[id(node)] = new
+        m = self.map
+        args = inputs if inputs is not None else tuple([m[id(i)] for i in node.inputs])
+        typ = node.type
+        if known and typ.ambiguous:
+            typ = TensorType(typ.dtype, typ.shape)
+        # attributes are never changed after a node is built, so graphs may share them
+        new = self.new._add(node.op, args, node.attrs, typ, node.in_dtypes, node.loc)
+        m[id(node)] = new
         return new
 
     def finish(self) -> Graph:

@@ -1,0 +1,427 @@
+"""Benchmarks: graphdsl against raw onnx.helper, spox and ndonnx, measured side by side.
+
+    pip install -e '.[bench]'
+    python benchmarks/run.py            # everything; rewrites the table in benchmarks/README.md
+    python benchmarks/run.py --quick    # smaller sizes, no README update
+
+For each graph (the promotion chain ``y = y * 1.0001 + n``, an MLP-like graph with bfloat16
+weights, a wide graph of literal-heavy expressions) every library builds the same
+computation as an ONNX ModelProto; graphdsl's time includes building, implicit_cast, the
+pass pipeline, lowering and ``onnx.checker`` (everything ``export`` does). Then: cost per
+node from 10k to 1M nodes (time and peak RSS, in a subprocess), onnxruntime run time of
+exported models against hand-written ones, and ``run()``'s overhead per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+import graphdsl as gd
+from exporters.onnx import export, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+Builder = Callable[[int], onnx.ModelProto]
+
+
+def progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------- chain
+
+
+def chain_graphdsl(steps: int) -> onnx.ModelProto:
+    g = gd.Graph("chain", input_types={"x": gd.TensorType(gd.float32, (1024,)),
+                                       "n": gd.TensorType(gd.int16, (1024,))})  # fmt: skip
+    x, n = g.inputs
+    y = x
+    for _ in range(steps):
+        y = y * 1.0001 + n
+    g.output(y)
+    return export(g)
+
+
+def chain_helper(steps: int) -> onnx.ModelProto:
+    nodes = [helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT)]
+    init = [numpy_helper.from_array(np.array(1.0001, np.float32), "c")]
+    prev = "x"
+    for i in range(steps):
+        nodes.append(helper.make_node("Mul", [prev, "c"], [f"m{i}"]))
+        nodes.append(helper.make_node("Add", [f"m{i}", "nf"], [f"a{i}"]))
+        prev = f"a{i}"
+    nodes[-1].output[0] = "y"
+    graph = helper.make_graph(
+        nodes, "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024]),
+         helper.make_tensor_value_info("n", TensorProto.INT16, [1024])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024])], initializer=init,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def chain_spox(steps: int) -> onnx.ModelProto:
+    import spox.opset.ai.onnx.v21 as op
+    from spox import Tensor, argument, build
+
+    x = argument(Tensor(np.float32, (1024,)))
+    n = argument(Tensor(np.int16, (1024,)))
+    nf = op.cast(n, to=np.float32)  # spox does no promotion: one hand-written Cast
+    c = op.constant(value=np.array(1.0001, np.float32))
+    y = x
+    for _ in range(steps):
+        y = op.add(op.mul(y, c), nf)
+    return build({"x": x, "n": n}, {"y": y})
+
+
+def chain_ndonnx(steps: int) -> onnx.ModelProto:
+    import ndonnx as ndx
+
+    x = ndx.argument(shape=(1024,), dtype=ndx.float32)
+    n = ndx.argument(shape=(1024,), dtype=ndx.int16)
+    y = x
+    for _ in range(steps):
+        y = y * 1.0001 + n
+    return ndx.build({"x": x, "n": n}, {"y": y})
+
+
+# ---------------------------------------------------------------------------- mlp
+
+WIDTH = 128
+
+
+def _weights(layers: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [(rng.standard_normal((WIDTH, WIDTH)) / 16).astype(ml_dtypes.bfloat16)
+            for _ in range(layers)]  # fmt: skip
+
+
+def mlp_graphdsl(layers: int) -> onnx.ModelProto:
+    g = gd.Graph("mlp", input_types={"x": gd.TensorType(gd.float32, ("batch", WIDTH))})
+    h = g.inputs[0]
+    for w in _weights(layers):
+        h = gd.ops.relu(h @ g.constant(w) + 0.5)  # bfloat16 weights join float32
+    g.output(gd.ops.softmax(h))
+    return export(g)
+
+
+def mlp_helper(layers: int) -> onnx.ModelProto:
+    nodes, init = [], [numpy_helper.from_array(np.array(0.5, np.float32), "b")]
+    prev = "x"
+    for i, w in enumerate(_weights(layers)):
+        init.append(helper.make_tensor(f"w{i}", TensorProto.BFLOAT16, w.shape,
+                                       w.view(np.uint16).tobytes(), raw=True))  # fmt: skip
+        nodes += [
+            helper.make_node("Cast", [f"w{i}"], [f"wf{i}"], to=TensorProto.FLOAT),
+            helper.make_node("MatMul", [prev, f"wf{i}"], [f"mm{i}"]),
+            helper.make_node("Add", [f"mm{i}", "b"], [f"ad{i}"]),
+            helper.make_node("Relu", [f"ad{i}"], [f"h{i}"]),
+        ]
+        prev = f"h{i}"
+    nodes.append(helper.make_node("Softmax", [prev], ["y"], axis=-1))
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", WIDTH])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", WIDTH])], initializer=init,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def mlp_spox(layers: int) -> onnx.ModelProto:
+    import spox.opset.ai.onnx.v21 as op
+    from spox import Tensor, argument, build
+
+    x = argument(Tensor(np.float32, ("batch", WIDTH)))
+    b = op.constant(value=np.array(0.5, np.float32))
+    h = x
+    for w in _weights(layers):
+        wf = op.cast(op.constant(value=w), to=np.float32)
+        h = op.relu(op.add(op.matmul(h, wf), b))
+    return build({"x": x}, {"y": op.softmax(h, axis=-1)})
+
+
+def mlp_ndonnx(layers: int) -> onnx.ModelProto:
+    import ndonnx as ndx
+
+    x = ndx.argument(shape=("batch", WIDTH), dtype=ndx.float32)
+    h = x
+    for w in _weights(layers):  # ndonnx has no bfloat16: float16 weights stand in
+        wc = ndx.asarray(w.astype(np.float16))
+        h = ndx.maximum(h @ wc + 0.5, 0.0)
+    e = ndx.exp(h - ndx.max(h, axis=-1, keepdims=True))
+    return ndx.build({"x": x}, {"y": e / ndx.sum(e, axis=-1, keepdims=True)})
+
+
+# ---------------------------------------------------------------------------- wide
+
+
+def wide_graphdsl(count: int) -> onnx.ModelProto:
+    g = gd.Graph("wide", input_types={"x": gd.TensorType(gd.float32, (16,)),
+                                      "k": gd.TensorType(gd.int32, (16,))})  # fmt: skip
+    x, k = g.inputs
+    outs = [(x * (i % 7 + 1) + k * 2 - i % 5) * 0.5 for i in range(count)]
+    g.output(gd.ops.concat(outs))
+    return export(g)
+
+
+def wide_helper(count: int) -> onnx.ModelProto:
+    nodes = [helper.make_node("Cast", ["k"], ["kf"], to=TensorProto.FLOAT)]
+    init: dict[str, Any] = {}
+
+    def c(v: float) -> str:
+        name = f"c{v}".replace(".", "_").replace("-", "m")
+        if name not in init:
+            init[name] = numpy_helper.from_array(np.array(v, np.float32), name)
+        return name
+
+    outs = []
+    for i in range(count):
+        nodes += [
+            helper.make_node("Mul", ["x", c(i % 7 + 1)], [f"a{i}"]),
+            helper.make_node("Mul", ["kf", c(2.0)], [f"b{i}"]),
+            helper.make_node("Add", [f"a{i}", f"b{i}"], [f"s{i}"]),
+            helper.make_node("Sub", [f"s{i}", c(float(i % 5))], [f"d{i}"]),
+            helper.make_node("Mul", [f"d{i}", c(0.5)], [f"o{i}"]),
+        ]
+        outs.append(f"o{i}")
+    nodes.append(helper.make_node("Concat", outs, ["y"], axis=0))
+    graph = helper.make_graph(
+        nodes, "wide",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16]),
+         helper.make_tensor_value_info("k", TensorProto.INT32, [16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16 * count])],
+        initializer=list(init.values()),
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def wide_spox(count: int) -> onnx.ModelProto:
+    import spox.opset.ai.onnx.v21 as op
+    from spox import Tensor, argument, build
+
+    x = argument(Tensor(np.float32, (16,)))
+    k = argument(Tensor(np.int32, (16,)))
+    kf = op.cast(k, to=np.float32)
+
+    def c(v: float) -> Any:
+        return op.constant(value=np.array(v, np.float32))
+
+    outs = [op.mul(op.sub(op.add(op.mul(x, c(i % 7 + 1)), op.mul(kf, c(2.0))), c(float(i % 5))),
+                   c(0.5)) for i in range(count)]  # fmt: skip
+    return build({"x": x, "k": k}, {"y": op.concat(outs, axis=0)})
+
+
+def wide_ndonnx(count: int) -> onnx.ModelProto:
+    import ndonnx as ndx
+
+    x = ndx.argument(shape=(16,), dtype=ndx.float32)
+    k = ndx.argument(shape=(16,), dtype=ndx.int32)
+    outs = [(x * (i % 7 + 1) + k * 2 - i % 5) * 0.5 for i in range(count)]
+    return ndx.build({"x": x, "k": k}, {"y": ndx.concat(outs)})
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+def measure(fn: Builder, size: int, repeat: int) -> dict[str, Any]:
+    """Best-of-``repeat`` seconds and the model's node and Cast counts."""
+    times = []
+    model = None
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        model = fn(size)
+        times.append(time.perf_counter() - t0)
+    assert model is not None
+    nodes = len(model.graph.node)
+    casts = sum(1 for n in model.graph.node if n.op_type == "Cast")
+    best = min(times)
+    return {"s": best, "us_per_node": best / max(nodes, 1) * 1e6, "nodes": nodes, "casts": casts,
+            "model": model}  # fmt: skip
+
+
+def peak_rss_child(steps: int) -> dict[str, float]:
+    """Time and peak-RSS growth of building and exporting the chain, in a fresh process."""
+    code = f"""
+import resource, time, json, sys
+sys.path.insert(0, {HERE!r})
+import run as b
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+m = b.chain_graphdsl({steps})
+t = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"s": t, "nodes": len(m.graph.node), "kb": peak - base}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"s": r["s"], "nodes": r["nodes"], "us_per_node": r["s"] / r["nodes"] * 1e6,
+            "bytes_per_node": r["kb"] * 1024 / r["nodes"]}  # fmt: skip
+
+
+def ort_time(model: onnx.ModelProto, feeds: dict[str, np.ndarray], iters: int) -> float:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    sess.run(None, feeds)
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            sess.run(None, feeds)
+        samples.append((time.perf_counter() - t0) / iters)
+    return statistics.median(samples)
+
+
+def run_overhead(iters: int) -> dict[str, float]:
+    g = gd.Graph("tiny", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    g.output(g.inputs[0] + 1.0)
+    model = export(g)
+    x = np.ones(4, np.float32)
+    run(model, {"x": x})
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+    def direct() -> None:
+        sess.run(None, {"x": x})
+
+    def ours() -> None:
+        run(model, {"x": x})
+
+    res = {}
+    for name, fn in (("direct", direct), ("run", ours)):
+        samples = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            samples.append((time.perf_counter() - t0) / iters * 1e6)
+        res[name] = statistics.median(samples)
+    return res
+
+
+# ---------------------------------------------------------------------------- main
+
+LIBS = {
+    "chain": {"graphdsl": chain_graphdsl, "onnx.helper": chain_helper, "spox": chain_spox,
+              "ndonnx": chain_ndonnx},
+    "mlp": {"graphdsl": mlp_graphdsl, "onnx.helper": mlp_helper, "spox": mlp_spox,
+            "ndonnx": mlp_ndonnx},
+    "wide": {"graphdsl": wide_graphdsl, "onnx.helper": wide_helper, "spox": wide_spox,
+             "ndonnx": wide_ndonnx},
+}  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes; README not updated")
+    args = ap.parse_args()
+    q = args.quick
+    sizes = {"chain": [2000] if q else [2000, 10000], "mlp": [20 if q else 50],
+             "wide": [300 if q else 2000]}  # fmt: skip
+    lines: list[str] = []
+    results: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for graph, libs in LIBS.items():
+        for size in sizes[graph]:
+            row: dict[str, dict[str, Any]] = {}
+            for lib, fn in libs.items():
+                progress(f"{graph}({size}) with {lib}")
+                try:
+                    row[lib] = measure(fn, size, repeat=1 if lib == "ndonnx" or size > 5000 else 3)
+                except Exception as e:  # a peer that cannot express the graph
+                    row[lib] = {"error": f"{type(e).__name__}: {str(e)[:60]}"}
+            results[graph, size] = row
+    lines.append("### Build + export to ModelProto (seconds, best of 3)\n")
+    lines.append("| graph | library | s | µs/node | nodes | Casts |")
+    lines.append("|---|---|---:|---:|---:|---:|")
+    for (graph, size), row in results.items():
+        for lib, r in row.items():
+            if "error" in r:
+                lines.append(f"| {graph}({size}) | {lib} | n/a: {r['error']} | | | |")
+            else:
+                lines.append(f"| {graph}({size}) | {lib} | {r['s']:.3f} | {r['us_per_node']:.1f} "
+                             f"| {r['nodes']} | {r['casts']} |")  # fmt: skip
+    lines.append("\n### Ratios (same run)\n")
+    lines.append("| graph | graphdsl / onnx.helper | spox / graphdsl | ndonnx / graphdsl |")
+    lines.append("|---|---:|---:|---:|")
+    for (graph, size), row in results.items():
+        def ratio(lib: str, inverse: bool, row: dict[str, dict[str, Any]] = row) -> str:
+            r, gdt = row.get(lib, {}), row["graphdsl"]["s"]
+            if "s" not in r:
+                return "n/a"
+            return f"{(r['s'] / gdt if inverse else gdt / r['s']):.2f}"
+
+        lines.append(f"| {graph}({size}) | {ratio('onnx.helper', False)} | "
+                     f"{ratio('spox', True)} | {ratio('ndonnx', True)} |")  # fmt: skip
+
+    progress("scaling: chain to 10k and 1M nodes in fresh processes")
+    small = peak_rss_child(5000)
+    big = peak_rss_child(50000 if q else 500000)
+    lines.append("\n### Cost per node as graphs grow (fresh process each)\n")
+    lines.append("| nodes | s | µs/node | peak RSS growth / node |")
+    lines.append("|---:|---:|---:|---:|")
+    for r in (small, big):
+        lines.append(f"| {r['nodes']} | {r['s']:.2f} | {r['us_per_node']:.1f} | "
+                     f"{r['bytes_per_node']:.0f} B |")  # fmt: skip
+    lines.append(f"\nTime per node at {big['nodes']} / at {small['nodes']}: "
+                 f"{big['us_per_node'] / small['us_per_node']:.2f}x")  # fmt: skip
+
+    progress("onnxruntime run time: exported vs hand-written models")
+    lines.append("\n### onnxruntime run time (1 thread, median of 5)\n")
+    lines.append("| graph | graphdsl model | onnx.helper model | ratio | nodes (ours / helper) |")
+    lines.append("|---|---:|---:|---:|---|")
+    rng = np.random.default_rng(0)
+    feeds = {
+        ("chain", 2000): {"x": rng.standard_normal(1024).astype(np.float32),
+                          "n": rng.integers(-5, 5, 1024).astype(np.int16)},
+        ("mlp", sizes["mlp"][0]): {"x": rng.standard_normal((64, WIDTH)).astype(np.float32)},
+        ("wide", sizes["wide"][0]): {"x": rng.standard_normal(16).astype(np.float32),
+                                     "k": rng.integers(-5, 5, 16).astype(np.int32)},
+    }  # fmt: skip
+    for key, fd in feeds.items():
+        row = results[key]
+        a = ort_time(row["graphdsl"]["model"], fd, 50)
+        b = ort_time(row["onnx.helper"]["model"], fd, 50)
+        lines.append(f"| {key[0]}({key[1]}) | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {a / b:.3f} | "
+                     f"{row['graphdsl']['nodes']} / {row['onnx.helper']['nodes']} |")  # fmt: skip
+
+    progress("run() overhead on a tiny model")
+    ov = run_overhead(2000)
+    lines.append("\n### run() overhead per call (tiny model, median of 7)\n")
+    lines.append(f"InferenceSession.run: {ov['direct']:.1f} µs; exporters.onnx.run: "
+                 f"{ov['run']:.1f} µs; ratio {ov['run'] / ov['direct']:.2f}")  # fmt: skip
+
+    header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+              f"{platform.python_version()}; onnx {onnx.__version__}, onnxruntime "
+              f"{ort.__version__}, numpy {np.__version__}; {datetime.date.today()}.\n")  # fmt: skip
+    report = header + "\n" + "\n".join(lines) + "\n"
+    print(report)
+    if not q:
+        readme = os.path.join(HERE, "README.md")
+        with open(readme) as f:
+            text = f.read()
+        start, end = "<!-- results:start -->", "<!-- results:end -->"
+        text = re.sub(f"{start}.*{end}", f"{start}\n{report}{end}", text, flags=re.S)
+        with open(readme, "w") as f:
+            f.write(text)
+        progress(f"updated {readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
