@@ -66,7 +66,8 @@ class Builder:
         self._consts: dict[tuple[str, tuple[int, ...], bytes], str] = {}
         self._casts: dict[tuple[str, DType], V] = {}
         self._count = 0
-        self.context = ""  # the graphdsl node being lowered, for error messages
+        self.context: object = ""  # the graphdsl node being lowered, for error messages
+        self._compute: dict[tuple[str, DType, bool, bool], DType] = {}
 
     # ------------------------------------------------------------------ basics
 
@@ -96,7 +97,11 @@ class Builder:
         return self.const(np.asarray(values, np.int64), T.int64, "axes").name
 
     def fail(self, what: str, fix: str) -> ExportError:
-        return ExportError(f"{self.context}: {what} on target {self.target.name!r}; {fix}")
+        ctx = self.context
+        if hasattr(ctx, "op"):
+            loc = getattr(ctx, "loc", None)
+            ctx = f"{ctx.op} at {loc}" if loc else ctx.op
+        return ExportError(f"{ctx}: {what} on target {self.target.name!r}; {fix}")
 
     # ------------------------------------------------------------------ casts
 
@@ -125,6 +130,13 @@ class Builder:
         self, key: str, d: DType, *, narrow_in_f32: bool = False, bits: bool = False
     ) -> DType:
         """The dtype to run ONNX op ``key`` in for operands of dtype ``d``."""
+        ckey = (key, d, narrow_in_f32, bits)
+        hit = self._compute.get(ckey)
+        if hit is None:
+            hit = self._compute[ckey] = self._choose(key, d, narrow_in_f32, bits)
+        return hit
+
+    def _choose(self, key: str, d: DType, narrow_in_f32: bool, bits: bool) -> DType:
         d = storage(d)
         candidates: list[DType] = [d, *WIDEN.get(d, ())]
         if bits:

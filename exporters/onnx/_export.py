@@ -20,6 +20,7 @@ from graphdsl.verify import verify
 
 __all__ = ["EXTERNAL_DATA_THRESHOLD", "MIN_OPSET", "export"]
 
+_COMPLEX = frozenset(d for d in DType if d.kind is Kind.complex)
 MIN_OPSET = 18  # ReduceMax/ReduceMin take axes as an input, Bitwise* exist
 _FLOAT8_OPSET = 19
 IR_VERSION = 10  # onnxruntime 1.31 loads IR <= 10 models built with onnx 1.23
@@ -91,7 +92,7 @@ def export(
     for node in lowered.nodes:
         if node.op == "input":
             continue
-        if node.dtype.kind is Kind.complex or any(d.kind is Kind.complex for d in node.in_dtypes):
+        if node.dtype in _COMPLEX or not _COMPLEX.isdisjoint(node.in_dtypes):
             raise ExportError(
                 f"{node.op} at {node.loc}: complex dtypes cannot be exported to ONNX for "
                 "onnxruntime (it cannot load complex tensors); keep complex values out of "
@@ -108,7 +109,7 @@ def export(
                     f"but the op computes in {want.name}; the implicit_cast pass should have "
                     "made them match"
                 )
-        b.context = f"{node.op} at {node.loc}" if node.loc else node.op
+        b.context = node  # formatted only if an error needs it
         env[id(node)] = LOWER[node.op](b, node, args, dims)
     outputs = _name_outputs(b, lowered, env)
     g = helper.make_graph(
@@ -134,7 +135,8 @@ def export(
 
 def _name_outputs(b: Builder, g: Graph, env: dict[int, V]) -> list[str]:
     """Give outputs the names output0, output1...; rename producers, or add Identity."""
-    produced = {out: node for node in b.nodes for out in node.output}
+    wanted = {env[id(o)].name for o in g.outputs}
+    produced = {out for node in reversed(b.nodes) for out in node.output if out in wanted}
     renames: dict[str, str] = {}
     names = []
     for k, o in enumerate(g.outputs):

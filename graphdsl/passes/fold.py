@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphdsl.graph import Graph, TensorType
+from graphdsl.graph import Graph, Symbol, TensorType
 from graphdsl.passes.rewrite import Rewriter
 from graphdsl.shapes import num_elements
 
 __all__ = ["fold_constants"]
 
 MAX_FOLDED_ELEMENTS = 1 << 16
+
+
+def _all_constant(args: tuple[Symbol, ...]) -> bool:
+    for a in args:  # noqa: SIM110 - a loop avoids all()'s generator on the export hot path
+        if a.op != "constant":
+            return False
+    return True
+
+
+def _small(shape: tuple[int | str, ...]) -> bool:
+    size = num_elements(shape)
+    return size is not None and size <= MAX_FOLDED_ELEMENTS
 
 
 def fold_constants(graph: Graph) -> Graph:
@@ -26,14 +38,8 @@ def fold_constants(graph: Graph) -> Graph:
     for node in graph.nodes:
         if node.op == "input":
             continue
-        args = tuple(rw.map[id(i)] for i in node.inputs)
-        size = num_elements(node.shape)
-        if (
-            args
-            and all(a.op == "constant" for a in args)
-            and size is not None
-            and size <= MAX_FOLDED_ELEMENTS
-        ):
+        args = tuple([rw.map[id(i)] for i in node.inputs])
+        if args and _all_constant(args) and _small(node.shape):
             value = run_node(node, [np.asarray(a.attrs["value"]) for a in args], {})
             rw.map[id(node)] = rw.add(
                 "constant", (), {"value": value}, TensorType(node.dtype, node.shape), (), node.loc
