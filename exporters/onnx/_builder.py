@@ -7,6 +7,7 @@ exact widening of it) and has a kernel on the target, casts in, runs, and casts 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -68,6 +69,7 @@ class Builder:
         self._count = 0
         self.context: object = ""  # the graphdsl node being lowered, for error messages
         self._compute: dict[tuple[str, DType, bool, bool], DType] = {}
+        self.external: ExternalData | None = None
 
     # ------------------------------------------------------------------ basics
 
@@ -88,7 +90,10 @@ class Builder:
         if key is not None and key in self._consts:
             return V(self._consts[key], dt)
         name = self.fresh(hint)
-        self.initializers.append(_tensor(arr, dt, name))
+        if self.external is not None and arr.nbytes >= 1024:
+            self.initializers.append(self.external.tensor(arr, dt, name))
+        else:
+            self.initializers.append(_tensor(arr, dt, name))
         if key is not None:
             self._consts[key] = name
         return V(name, dt)
@@ -190,6 +195,37 @@ class Builder:
     def scalar(self, value: Any, dt: DType) -> V:
         return self.const(np.asarray(value).astype(storage(dt).np if dt not in NARROW else dt.np),
                           dt)  # fmt: skip
+
+
+class ExternalData:
+    """Writes large constants straight to ``<model>.data`` (protobuf stops at 2 GiB)."""
+
+    def __init__(self, model_path: str) -> None:
+        self.path = model_path + ".data"
+        self.location = os.path.basename(self.path)
+        self.file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
+        self.offset = 0
+
+    def tensor(self, arr: np.ndarray, dt: DType, name: str) -> TensorProto:
+        if dt in NARROW:
+            data = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
+        else:
+            data = np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))
+        t = TensorProto()
+        t.name = name
+        t.data_type = onnx_type(dt)
+        t.dims.extend(arr.shape)
+        t.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", self.location), ("offset", str(self.offset)),
+                           ("length", str(data.nbytes))):  # fmt: skip
+            entry = t.external_data.add()
+            entry.key, entry.value = key, value
+        data.reshape(-1).tofile(self.file)
+        self.offset += data.nbytes
+        return t
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:

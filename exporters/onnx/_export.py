@@ -8,7 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import onnx
 from onnx import ModelProto, helper
 
-from exporters.onnx._builder import Builder, ExportError, V
+from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
@@ -79,6 +79,19 @@ def export(
     graph.freeze("exported to ONNX")
     lowered = run_passes(graph)
     b = Builder(tgt)
+    total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
+    large = total >= EXTERNAL_DATA_THRESHOLD
+    if large:
+        if path is None:
+            raise ExportError(
+                f"graph {graph.name!r} has {total / 2**30:.2f} GiB of constants: pass a path "
+                "(export(graph, 'model.onnx')) so that they go to an external data file "
+                "beside it; protobuf cannot hold more than 2 GiB"
+            )
+        try:
+            b.external = ExternalData(os.fspath(path))
+        except OSError as e:
+            raise ExportError(f"cannot write {os.fspath(path)!r}.data: {e.strerror or e}") from e
     names = value_names(lowered)
     env: dict[int, V] = {}
     sources: dict[str, tuple[str, int]] = {}
@@ -129,7 +142,9 @@ def export(
         doc_string=f"Exported by graphdsl from graph {graph.name!r} for target {target!r}.",
     )
     helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target})
-    _check_and_save(model, path)
+    if b.external is not None:
+        b.external.close()
+    _check_and_save(model, path, external=large)
     return model
 
 
@@ -158,27 +173,19 @@ def _name_outputs(b: Builder, g: Graph, env: dict[int, V]) -> list[str]:
     return names
 
 
-def _check_and_save(model: ModelProto, path: str | os.PathLike[str] | None) -> None:
-    total = sum(len(t.raw_data) for t in model.graph.initializer)
-    large = total >= EXTERNAL_DATA_THRESHOLD
-    if path is None and not large:
+def _check_and_save(
+    model: ModelProto, path: str | os.PathLike[str] | None, *, external: bool
+) -> None:
+    if path is None:
         onnx.checker.check_model(model, full_check=True)
         return
-    if path is None:
-        raise ExportError(
-            f"the model has {total / 2**30:.1f} GiB of constants: pass a path so that they "
-            "can go to external data (protobuf cannot hold more than 2 GiB)"
-        )
     target = os.fspath(path)
     try:
-        if large:
-            location = os.path.basename(target) + ".data"
-            onnx.save_model(model, target, save_as_external_data=True, all_tensors_to_one_file=True,
-                            location=location, size_threshold=1024)  # fmt: skip
+        if external:  # the constants are in target + ".data" already
+            onnx.save_model(model, target)
             onnx.checker.check_model(target, full_check=True)
         else:
             onnx.checker.check_model(model, full_check=True)
             onnx.save_model(model, target)
     except OSError as e:
         raise ExportError(f"cannot write the model to {target!r}: {e.strerror or e}") from e
-

@@ -364,7 +364,7 @@ def _extremum(onnx_op: str) -> Lowering:
         # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
         nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
                             T.bool), T.uint8)  # fmt: skip
-        any_nan = b.node("ReduceMax", [nan.name, b.int64s(axes)], T.uint8, keepdims=keep)
+        any_nan = _reduce_axes(b, "ReduceMax", nan, axes, keep)
         return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
 
     return lower

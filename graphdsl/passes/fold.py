@@ -20,6 +20,11 @@ def _all_constant(args: tuple[Symbol, ...]) -> bool:
     return True
 
 
+def _small_inputs(args: tuple[Symbol, ...]) -> bool:
+    # folding reads every input; huge constants (max over 2 GiB) are left to run time
+    return all(a.attrs["value"].size <= MAX_FOLDED_ELEMENTS for a in args)
+
+
 def _small(shape: tuple[int | str, ...]) -> bool:
     size = num_elements(shape)
     return size is not None and size <= MAX_FOLDED_ELEMENTS
@@ -29,8 +34,8 @@ def fold_constants(graph: Graph) -> Graph:
     """A copy of ``graph`` with constant-only subgraphs replaced by their values.
 
     Folding uses the reference interpreter's own op implementations, so a folded graph
-    computes exactly what the unfolded one does. Results larger than
-    ``MAX_FOLDED_ELEMENTS`` elements are left to run time.
+    computes exactly what the unfolded one does. Nodes whose result or any input has more
+    than ``MAX_FOLDED_ELEMENTS`` elements are left to run time.
     """
     from graphdsl.evaluate import run_node
 
@@ -39,7 +44,7 @@ def fold_constants(graph: Graph) -> Graph:
         if node.op == "input":
             continue
         args = tuple([rw.map[id(i)] for i in node.inputs])
-        if args and _all_constant(args) and _small(node.shape):
+        if args and _all_constant(args) and _small(node.shape) and _small_inputs(args):
             value = run_node(node, [np.asarray(a.attrs["value"]) for a in args], {})
             rw.map[id(node)] = rw.add(
                 "constant", (), {"value": value}, TensorType(node.dtype, node.shape), (), node.loc
