@@ -167,3 +167,24 @@ def test_model_over_2gib_exports_reloads_and_runs(tmp_path: Path) -> None:
                        text=True, check=False, cwd=root)  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "8"
+
+
+@pytest.mark.parametrize("dt", [gd.float16, gd.bfloat16])
+def test_narrow_float_chains_round_after_every_op(dt: gd.DType) -> None:
+    # onnxruntime's own float16 kernels compute a whole chain in float32 and round once;
+    # the exporter's explicit casts keep the reference's rounding after every op.
+    g = gd.Graph("chain", input_types={"x": gd.TensorType(dt, (64,))})
+    y = g.inputs[0]
+    for i in range(50):
+        y = y * 1.0009765625 + 0.0078125 * (i % 3)
+    g.output(y)
+    x = np.linspace(-3, 3, 64).astype(dt.np)
+    want = gd.evaluate(g, [x])[0]
+    got = run(export(g), [x])[0]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+    # and the per-op rounding matters: a float32 chain rounded once differs somewhere
+    y32 = x.astype(np.float32)
+    for i in range(50):
+        y32 = y32 * np.float32(1.0009765625) + np.float32(0.0078125 * (i % 3))
+    assert not np.array_equal(y32.astype(dt.np).astype(np.float32), want.astype(np.float32))
