@@ -301,8 +301,19 @@ class Policy:
             return Promoted(self.default_dtype(j), True)
         return Promoted(j, ambiguous and j is not DType.bool)
 
-    def _known(self, a: DType, b: DType, x: Node, y: Node, ambiguous: bool) -> Decision:
-        j = self._join(x, y, a, ambiguous, b, ambiguous)
+    def _known(
+        self,
+        a: DType,
+        b: DType,
+        x: Node,
+        y: Node,
+        ambiguous: bool,
+        flags: tuple[bool, bool] | None = None,
+    ) -> Decision:
+        """Join nodes ``x`` and ``y`` standing for ``a`` and ``b`` (``flags``: their ambiguity,
+        for error messages)."""
+        fa, fb = flags if flags is not None else (ambiguous, ambiguous)
+        j = self._join(x, y, a, fa, b, fb)
         res = self._as_promoted(j, ambiguous)
         rule = self._path_rule(x, y, j)
         if isinstance(j, Weak):
@@ -340,7 +351,7 @@ class Policy:
                     a_amb,
                     b,
                     b_amb,
-                    f"a {_kind_word(amb.kind)} literal does not fit the "
+                    f"{_a(_kind_word(amb.kind))} literal does not fit the "
                     f"{_kind_word(known.kind)} dtype {known.name}",
                 )
             if known not in lat and not _literal_kind_fits(amb.kind, known.kind):
@@ -349,8 +360,8 @@ class Policy:
                     a_amb,
                     b,
                     b_amb,
-                    f"{known.name} is not in the {lat.name} lattice and a "
-                    f"{_kind_word(amb.kind)} literal does not fit it",
+                    f"{known.name} is not in the {lat.name} lattice and "
+                    f"{_a(_kind_word(amb.kind))} literal does not fit it",
                 )
             return Decision(
                 Promoted(known, False),
@@ -362,7 +373,7 @@ class Policy:
             assert w is not None
             wx: Node = w if a_amb else a
             wy: Node = b if a_amb else w
-            d = self._known(a, b, wx, wy, False)
+            d = self._known(a, b, wx, wy, False, (a_amb, b_amb))
             return Decision(d.result, f"the ambiguous {amb.name}? is the weak type {w}; " + d.rule)
         # anvil
         if amb.kind.rank > known.kind.rank or known is DType.bool:
@@ -380,12 +391,12 @@ class Policy:
                 y: Node = b
                 if weak is not None and weak in self.lattice:
                     x, y = (weak, b) if a_amb else (a, weak)
-                d = self._known(a, b, x, y, False)
+                d = self._known(a, b, x, y, False, (a_amb, b_amb))
                 return Decision(
                     d.result, f"{{anvil}} exception ({why}); {known.name} is wider than the "
                     f"literal's kind, so it decides: " + d.rule
                 )
-            d = self._known(a, b, a, b, True)
+            d = self._known(a, b, a, b, True, (a_amb, b_amb))
             return Decision(
                 Promoted(d.result.dtype, True),
                 f"{{anvil}} exception ({why}): both join as known types and the "
@@ -490,6 +501,10 @@ def _kind_word(k: Kind) -> str:
         Kind.float: "floating",
         Kind.complex: "complex",
     }[k]
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
 
 
 def _literal_kind_fits(lit: Kind, known: Kind) -> bool:

@@ -411,6 +411,11 @@ def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # A MatMul with a ones vector in int64 wraps exactly; the cast back wraps to the type.
     acc = T.int64
     xi = b.cast(x, acc)
+    if not b.target.has("MatMul", "INT64"):
+        # CUDA has no integer MatMul; its int64 ReduceSum accumulates in int64 (not checked
+        # on a GPU here: the CPU kernel's clamping is why MatMul is used where it exists)
+        r = b.node("ReduceSum", [xi.name, b.int64s(axes)], acc, keepdims=keep)
+        return b.cast(r, x.dtype)
     rank = node.inputs[0].rank
     flat, _ = _move_axes_last(b, xi, rank, axes)
     k = b.node("Shape", [flat.name], T.int64, start=-1).name
