@@ -48,7 +48,7 @@ def progress(msg: str) -> None:
 # ---------------------------------------------------------------------------- chain
 
 
-def chain_graphdsl(steps: int) -> onnx.ModelProto:
+def chain_graphdsl(steps: int, check: bool = True) -> onnx.ModelProto:
     g = gd.Graph("chain", input_types={"x": gd.TensorType(gd.float32, (1024,)),
                                        "n": gd.TensorType(gd.int16, (1024,))})  # fmt: skip
     x, n = g.inputs
@@ -56,7 +56,7 @@ def chain_graphdsl(steps: int) -> onnx.ModelProto:
     for _ in range(steps):
         y = y * 1.0001 + n
     g.output(y)
-    return export(g)
+    return export(g, check=check)
 
 
 def chain_helper(steps: int) -> onnx.ModelProto:
@@ -256,15 +256,15 @@ def measure(fn: Builder, size: int, repeat: int) -> dict[str, Any]:
             "model": model}  # fmt: skip
 
 
-def peak_rss_child(steps: int) -> dict[str, float]:
+def peak_rss_child(steps: int, check: bool = True) -> dict[str, float]:
     """Time and peak-RSS growth of building and exporting the chain, in a fresh process."""
     code = f"""
-import resource, time, json, sys
+import resource, time, json, sys, psutil
 sys.path.insert(0, {HERE!r})
 import run as b
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = psutil.Process().memory_info().rss // 1024
 t0 = time.perf_counter()
-m = b.chain_graphdsl({steps})
+m = b.chain_graphdsl({steps}, check={check})
 t = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({{"s": t, "nodes": len(m.graph.node), "kb": peak - base}}))
@@ -272,7 +272,7 @@ print(json.dumps({{"s": t, "nodes": len(m.graph.node), "kb": peak - base}}))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     return {"s": r["s"], "nodes": r["nodes"], "us_per_node": r["s"] / r["nodes"] * 1e6,
-            "bytes_per_node": r["kb"] * 1024 / r["nodes"]}  # fmt: skip
+            "bytes_per_node": r["kb"] * 1024 / r["nodes"], "check": check}  # fmt: skip
 
 
 def ort_time(model: onnx.ModelProto, feeds: dict[str, np.ndarray], iters: int) -> float:
@@ -371,12 +371,15 @@ def main() -> int:
 
     progress("scaling: chain to 10k and 1M nodes in fresh processes")
     small = peak_rss_child(5000)
-    big = peak_rss_child(50000 if q else 500000)
+    big_steps = 50000 if q else 500000
+    big = peak_rss_child(big_steps)
+    big_nocheck = peak_rss_child(big_steps, check=False)
     lines.append("\n### Cost per node as graphs grow (fresh process each)\n")
-    lines.append("| nodes | s | µs/node | peak RSS growth / node |")
-    lines.append("|---:|---:|---:|---:|")
-    for r in (small, big):
-        lines.append(f"| {r['nodes']} | {r['s']:.2f} | {r['us_per_node']:.1f} | "
+    lines.append("| nodes | onnx.checker | s | µs/node | peak RSS growth / node |")
+    lines.append("|---:|---|---:|---:|---:|")
+    for r in (small, big, big_nocheck):
+        checker = "full_check" if r["check"] else "skipped"
+        lines.append(f"| {r['nodes']} | {checker} | {r['s']:.2f} | {r['us_per_node']:.1f} | "
                      f"{r['bytes_per_node']:.0f} B |")  # fmt: skip
     lines.append(f"\nTime per node at {big['nodes']} / at {small['nodes']}: "
                  f"{big['us_per_node'] / small['us_per_node']:.2f}x")  # fmt: skip

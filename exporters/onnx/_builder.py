@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from onnx import NodeProto, TensorProto, helper, numpy_helper
+from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
@@ -62,8 +62,10 @@ class Builder:
 
     def __init__(self, target: Target) -> None:
         self.target = target
-        self.nodes: list[NodeProto] = []
-        self.initializers: list[TensorProto] = []
+        # nodes and initializers are written straight into the model: no copies of either
+        self.model = ModelProto()
+        self.nodes = self.model.graph.node
+        self.initializers = self.model.graph.initializer
         self._consts: dict[tuple[str, tuple[int, ...], bytes], str] = {}
         self._casts: dict[tuple[str, DType], V] = {}
         self._count = 0
@@ -81,7 +83,12 @@ class Builder:
         self, op: str, inputs: Sequence[str], out_dtype: DType, hint: str = "", **attrs: Any
     ) -> V:
         out = self.fresh(hint or op.lower())
-        self.nodes.append(helper.make_node(op, list(inputs), [out], **attrs))
+        n = self.nodes.add()
+        n.op_type = op
+        n.input.extend(inputs)
+        n.output.append(out)
+        if attrs:
+            n.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items()))
         return V(out, out_dtype)
 
     def const(self, value: Any, dt: DType, hint: str = "c") -> V:
@@ -93,7 +100,7 @@ class Builder:
         if self.external is not None and arr.nbytes >= 1024:
             self.initializers.append(self.external.tensor(arr, dt, name))
         else:
-            self.initializers.append(_tensor(arr, dt, name))
+            self.initializers.add().CopyFrom(_tensor(arr, dt, name))
         if key is not None:
             self._consts[key] = name
         return V(name, dt)

@@ -474,8 +474,10 @@ def _scan_reduce(
          helper.make_tensor_value_info("scan_out", t, None)],
     )  # fmt: skip
     out = b.fresh("scan")
-    b.nodes.append(helper.make_node("Scan", [start.name, front.name], [out, b.fresh("scan_seq")],
-                                    num_scan_inputs=1, body=body))  # fmt: skip
+    scan = helper.make_node(
+        "Scan", [start.name, front.name], [out, b.fresh("scan_seq")], num_scan_inputs=1, body=body
+    )
+    b.nodes.add().CopyFrom(scan)
     total = V(out, acc)
     if keep:
         total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
