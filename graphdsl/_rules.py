@@ -483,7 +483,7 @@ def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]
 def _broadcast_to_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> Any:
     dims = attrs.get("_bound", {})
     shape = [dims[d] if isinstance(d, str) else d for d in attrs["shape"]]
-    return np.ascontiguousarray(np.broadcast_to(args[0], shape))
+    return np.broadcast_to(args[0], shape).copy()
 
 
 _register("broadcast_to", _broadcast_to_rule, _broadcast_to_impl, "any")

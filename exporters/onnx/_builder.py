@@ -129,12 +129,34 @@ class Builder:
                 raise self.fail(
                     f"no Cast kernel from {src.name} to {dst.name}", "cast through float32 first"
                 )
-            attrs: dict[str, Any] = {"to": onnx_type(dst)}
             if dst in (T.float8_e4m3fn, T.float8_e5m2):
-                attrs["saturate"] = 0  # overflow gives NaN/inf, as ml_dtypes
-            hit = self.node("Cast", [v.name], to, "cast", **attrs)
+                hit = self._to_float8(v, dst)
+            else:
+                hit = self.node("Cast", [v.name], to, "cast", to=onnx_type(dst))
             self._casts[key] = hit
         return hit
+
+    def _to_float8(self, v: V, to: DType) -> V:
+        """Round to float8 as ml_dtypes does: overflow gives NaN (e4m3fn) or inf (e5m2).
+
+        onnxruntime 1.31's Cast(saturate=0) gives NaN for e5m2 values in [61440, 65536)
+        (they round to inf) and 448 for e4m3fn values in [480, 496) (they round to NaN);
+        overflowing values become inf or NaN in float32 first, which it casts right.
+        """
+        src = storage(v.dtype)
+        f = T.float64 if src is T.float64 or (src.is_integer and src.bits > 16) else T.float32
+        xf = self.cast(v, f) if src is not f else v
+        mag = self.elementwise("Abs", [xf])
+        if to is T.float8_e5m2:
+            over = self.elementwise("GreaterOrEqual", [mag, self.scalar(61440.0, f)],
+                                    result_bool=True)  # fmt: skip
+            neg = self.elementwise("Less", [xf, self.scalar(0.0, f)], result_bool=True)
+            inf = self.select(neg, self.scalar(-np.inf, f), self.scalar(np.inf, f))
+            xf = self.select(over, inf, xf)
+        else:  # past the midpoint 464 (which ties down to 448) e4m3fn overflows to NaN
+            over = self.elementwise("Greater", [mag, self.scalar(464.0, f)], result_bool=True)
+            xf = self.select(over, self.scalar(np.nan, f), xf)
+        return self.node("Cast", [xf.name], to, "cast", to=onnx_type(to), saturate=0)
 
     # ------------------------------------------------------------------ legalization
 

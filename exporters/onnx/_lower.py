@@ -545,8 +545,6 @@ def convert(b: Builder, x: V, to: DType) -> V:
     if src in (T.float8_e4m3fn, T.float8_e5m2):
         x = b.cast(x, T.float32)  # exact; onnxruntime's float8 -> bool reads -0 as True
         src = T.float32
-    if to in (T.float8_e4m3fn, T.float8_e5m2):
-        return _to_float8(b, x, to)
     if not (src.kind is Kind.float and to.is_integer):
         return b.cast(x, to)
     f = T.float32 if src in NARROW else storage(src)
@@ -562,20 +560,3 @@ def convert(b: Builder, x: V, to: DType) -> V:
     c = b.cast(safe, to)
     return b.select(big, b.scalar(to.max, to), b.select(small, b.scalar(to.min, to), c))
 
-
-def _to_float8(b: Builder, x: V, to: DType) -> V:
-    """Round to float8 as ml_dtypes does: through float32, overflow to inf (e5m2) or NaN (e4m3fn).
-
-    onnxruntime's Cast(saturate=0) gives NaN where e5m2 should overflow to inf.
-    """
-    f = T.float64 if x.dtype.bits > 16 and x.dtype.is_integer else T.float32
-    xf = b.cast(x, f)
-    y = b.cast(xf, to)
-    if to is not T.float8_e5m2:
-        return y
-    # values at or past the midpoint between the largest finite e5m2 (57344) and 65536
-    big = b.elementwise("GreaterOrEqual", [b.elementwise("Abs", [xf]), b.scalar(61440.0, f)],
-                        result_bool=True)  # fmt: skip
-    neg = b.elementwise("Less", [xf, b.scalar(0.0, f)], result_bool=True)
-    inf = b.select(neg, b.scalar(-np.inf, to), b.scalar(np.inf, to))
-    return b.select(big, inf, y)

@@ -42,6 +42,9 @@ class _Session:
     def __init__(self, model: ModelProto | str, providers: list[str]) -> None:
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        # extended optimizations include fusions that change IEEE results (MatMulScaleFusion
+        # turns MatMul(x * s, B) into s * (x @ B)); basic ones preserve them
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         source = model if isinstance(model, str) else model.SerializeToString()
         self.sess = ort.InferenceSession(source, so, providers=providers)
         self.inputs = self.sess.get_inputs()
@@ -87,7 +90,8 @@ class _Session:
             if raw is None:
                 feeds[name] = ort.OrtValue.ortvalue_from_numpy(arr)
             else:
-                view: np.ndarray = np.ascontiguousarray(arr).view(raw[0])
+                flat = arr if arr.flags.c_contiguous else arr.copy(order="C")  # keeps rank 0
+                view: np.ndarray = flat.view(raw[0])
                 feeds[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
                     view, _onnx_of(raw[1])
                 )
