@@ -445,9 +445,21 @@ def _derived_dim(num: list[str], den: list[str]) -> str:
     return f"{left}/{'*'.join(den)}" if den else left
 
 
+def _bound(dims: dict[str, int], d: Dim) -> int:
+    """The run-time size of a dimension of a target shape."""
+    if isinstance(d, int):
+        return d
+    if d not in dims:
+        raise ShapeError(
+            f"the symbolic dimension {d!r} is not a dimension of any graph input, so its size "
+            "is unknown at run time; use a concrete size or a name that an input has"
+        )
+    return dims[d]
+
+
 def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     dims = attrs.get("_bound", {})
-    req = [dims[d] if isinstance(d, str) else d for d in attrs["shape"]]
+    req = [_bound(dims, d) for d in attrs["shape"]]
     return args[0].reshape(req)
 
 
@@ -482,7 +494,7 @@ def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]
 
 def _broadcast_to_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> Any:
     dims = attrs.get("_bound", {})
-    shape = [dims[d] if isinstance(d, str) else d for d in attrs["shape"]]
+    shape = [_bound(dims, d) for d in attrs["shape"]]
     return np.broadcast_to(args[0], shape).copy()
 
 

@@ -24,6 +24,7 @@ from graphdsl._rules import OPS, cast_array
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, GraphError, Symbol
 from graphdsl.inputs import bind_inputs
+from graphdsl.verify import verify
 
 __all__ = ["evaluate", "run_node"]
 
@@ -38,6 +39,7 @@ def evaluate(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np
     """
     if not graph.outputs:
         raise GraphError(f"graph {graph.name!r} has no outputs: call g.output(...) first")
+    verify(graph, check_types=False)  # a corrupted graph (a cycle) fails here, not in numpy
     arrays, dims = bind_inputs(graph, inputs)
     env: dict[int, np.ndarray] = {id(s): a for s, a in zip(graph.inputs, arrays, strict=True)}
     for node in graph.used():

@@ -82,6 +82,9 @@ class Symbol:
     """
 
     __slots__ = ("attrs", "graph", "id", "in_dtypes", "inputs", "loc", "op", "type")
+    # numpy must not broadcast over a Symbol (np.ones(3) + x would give an object array):
+    # with this, it returns NotImplemented and Python calls Symbol.__radd__
+    __array_ufunc__ = None
 
     def __init__(
         self,

@@ -65,9 +65,15 @@ def bind_inputs(
             arr = np.asarray(value)
             if arr.dtype == object:
                 raise InputError(f"input {name!r}: cannot make an array of {value!r}")
-            conv = arr.astype(want.np)
-            with np.errstate(all="ignore"):
-                exact = bool(np.all(conv.astype(arr.dtype) == arr))
+            try:
+                conv = arr.astype(want.np)
+                with np.errstate(all="ignore"):
+                    exact = bool(np.all(conv.astype(arr.dtype) == arr))
+            except (TypeError, ValueError):
+                raise InputError(
+                    f"input {name!r}: {value!r} cannot be converted to {want.name}; pass a "
+                    f"numpy array of dtype {want.name}"
+                ) from None
             if not exact:
                 raise InputError(
                     f"input {name!r}: {value!r} is not exactly representable as {want.name}"

@@ -157,7 +157,13 @@ class Policy:
     ) -> None:
         self.name = name
         self.lattice = lattice
-        self.literals = LiteralRule(literals)
+        try:
+            self.literals = LiteralRule(literals)
+        except ValueError:
+            rules = ", ".join(repr(r.value) for r in LiteralRule)
+            raise ValueError(
+                f"policy {name!r}: unknown literal rule {literals!r}; use one of {rules}"
+            ) from None
         d = {"int": DType.int32, "float": DType.float32, "complex": DType.complex64}
         d.update({k: dtype(v) for k, v in (defaults or {}).items()})
         self.default_int, self.default_float, self.default_complex = (

@@ -44,8 +44,10 @@ def _check_opset(graph: Graph, opset: int) -> None:
     if opset < _FLOAT8_OPSET:
         for node in graph.nodes:
             if node.dtype in (DType.float8_e4m3fn, DType.float8_e5m2):
+                what = (f"input {node.attrs['name']!r}" if node.op == "input"
+                        else f"{node.op} at {node.loc}")  # fmt: skip
                 raise ExportError(
-                    f"export of graph {graph.name!r}: {node.op} at {node.loc} has dtype "
+                    f"export of graph {graph.name!r}: {what} has dtype "
                     f"{node.dtype.name}, which needs opset >= {_FLOAT8_OPSET} (asked for "
                     f"{opset}); export with opset={_FLOAT8_OPSET} or later"
                 )

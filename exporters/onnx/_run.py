@@ -240,6 +240,7 @@ def _check_model_inputs(
         if len(values) != len(names):
             raise RunError(f"the model takes {len(names)} inputs {names}, got {len(values)}")
     out = []
+    bound: dict[str, tuple[int, str]] = {}
     for name, v in zip(names, values, strict=True):
         arr = np.asarray(v)
         t = sess.in_types[name]
@@ -251,5 +252,13 @@ def _check_model_inputs(
             isinstance(d, int) and d != n for d, n in zip(shape, arr.shape, strict=True)
         ):
             raise RunError(f"input {name!r}: expected shape {shape}, got {arr.shape}")
+        for d, n in zip(shape, arr.shape, strict=True):
+            if isinstance(d, str):
+                size, first = bound.setdefault(d, (n, name))
+                if size != n:
+                    raise RunError(
+                        f"input {name!r}: dimension {d!r} is {n}, but input {first!r} bound it "
+                        f"to {size}; inputs sharing a dimension name must agree"
+                    )
         out.append(arr)
     return out
