@@ -235,8 +235,24 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _register("pow", _elementwise(NUMERIC), _np(_pow), "numeric")
-_register("maximum", _elementwise(REAL | {Kind.bool}), _np(np.maximum), "real or bool")
-_register("minimum", _elementwise(REAL | {Kind.bool}), _np(np.minimum), "real or bool")
+def _extremum(pick_first: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Impl:
+    """max/min with NaN propagating and ties going to the second operand (-0.0 vs 0.0).
+
+    Spelled out rather than np.maximum, whose tie-breaking differs between its float16
+    and float32 loops.
+    """
+
+    def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        r = np.where(pick_first(a, b), a, b)
+        if a.dtype.kind == "f":
+            r = np.where(np.isnan(a), a, r)
+        return np.asarray(r)
+
+    return _np(fn)
+
+
+_register("maximum", _elementwise(REAL | {Kind.bool}), _extremum(np.greater), "real or bool")
+_register("minimum", _elementwise(REAL | {Kind.bool}), _extremum(np.less), "real or bool")
 
 for _name, _fn, _k in (
     ("equal", np.equal, ANY),
@@ -303,7 +319,12 @@ for _name, _fn in (
         "floating; integers -> default float",
     )
 
-_register("relu", _elementwise(REAL), _np(lambda x: np.maximum(x, np.zeros((), x.dtype))), "real")
+_register(
+    "relu",
+    _elementwise(REAL),
+    _np(lambda x: np.where((x > 0) | (x != x), x, np.zeros((), x.dtype))),
+    "real; max(x, 0), NaN passes",
+)
 
 
 def _int_identity(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:

@@ -26,7 +26,14 @@ import numpy as np
 
 from graphdsl._source import Location, user_location
 from graphdsl.dtypes import DType, dtype
-from graphdsl.policies import LiteralError, Policy, PromotionError, policy
+from graphdsl.policies import (
+    LiteralError,
+    Policy,
+    PromotionError,
+    literal_fix,
+    literal_problem,
+    policy,
+)
 from graphdsl.shapes import Shape, ShapeError, shape_of
 
 __all__ = ["Graph", "GraphError", "OpTypeError", "Symbol", "TensorType"]
@@ -378,7 +385,7 @@ class Graph:
             raise OpTypeError(f"scalar (at {loc}): {value!r} is not a Python scalar")
         if target is None:
             return self._literal(value, loc)
-        problem = _literal_problem(value, target)
+        problem = literal_problem(value, target, exact=False)
         if problem:
             raise LiteralError(f"scalar (at {loc}): the value {value!r} {problem}")
         arr = np.asarray(value).astype(target.np)
@@ -425,7 +432,7 @@ class Graph:
                 v = self._literal(v, loc)
             self._own(v, "output", loc)
             if v.op == "literal":  # returned as is, it takes its default dtype
-                problem = _literal_problem(v.attrs["value"], v.dtype, self.policy)
+                problem = self.policy.literal_problem(v.attrs["value"], v.dtype)
                 if problem:
                     raise LiteralError(
                         f"output (at {loc}): the literal {v.attrs['value']!r} is returned as "
@@ -437,9 +444,14 @@ class Graph:
 
     def _own(self, v: Symbol, op: str, loc: Location | None) -> None:
         if v.graph is not self:
+            other = (
+                f"another graph that is also named {self.name!r}"
+                if v.graph.name == self.name
+                else f"graph {v.graph.name!r}, not {self.name!r}"
+            )
             raise GraphError(
-                f"{op} (at {loc}): {v!r} belongs to graph {v.graph.name!r}, not {self.name!r}; "
-                "values cannot cross graphs (pass it as an input instead)"
+                f"{op} (at {loc}): {v!r} belongs to {other}; values cannot cross graphs "
+                "(pass it as an input instead)"
             )
 
     def _apply(self, op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
@@ -473,12 +485,12 @@ class Graph:
             raise type(e)(f"{op} (at {loc}): {e}") from None
         for k, (s, want) in enumerate(zip(inputs, in_dtypes, strict=True)):
             if s.op == "literal" and k not in opdef.truthy:
-                problem = _literal_problem(s.attrs["value"], want, self.policy)
+                problem = self.policy.literal_problem(s.attrs["value"], want)
                 if problem:
                     raise LiteralError(
                         f"{op} (at {loc}): the literal {s.attrs['value']!r} {problem} "
                         f"(operand types {', '.join(str(t) for t in types)}, policy "
-                        f"{self.policy.name!r}); {_literal_fix(s.attrs['value'], want)}"
+                        f"{self.policy.name!r}); {literal_fix(s.attrs['value'], want)}"
                     )
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
@@ -533,14 +545,3 @@ class Graph:
 
 _get_policy = policy
 
-
-def _literal_problem(value: Scalar, target: DType, p: Policy | None = None) -> str:
-    from graphdsl.policies import LiteralRule, literal_problem
-
-    return literal_problem(value, target, exact=p is not None and p.literals is LiteralRule.max)
-
-
-def _literal_fix(value: Scalar, target: DType) -> str:
-    if target.is_integer and isinstance(value, float):
-        return "use an integer literal, or cast the other operand to a float dtype"
-    return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"

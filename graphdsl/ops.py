@@ -253,7 +253,8 @@ def sigmoid(x: Operand) -> Symbol:
 
 
 def relu(x: Operand) -> Symbol:
-    """max(x, 0) for real dtypes; keeps the dtype; NaN propagates."""
+    """max(x, 0) for real dtypes, keeping the dtype: NaN passes, -0.0 becomes 0.0 (as in
+    ONNX's reference implementation of Relu)."""
     return _apply_op("relu", (x,), {})
 
 

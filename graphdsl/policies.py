@@ -242,7 +242,8 @@ class Policy:
         Traceback (most recent call last):
             ...
         graphdsl.policies.LiteralError: the literal 1000 does not fit int8 (range -128..127) under
-        policy 'default'; cast the other operand to a wider type first, or use a smaller literal
+        policy 'default'; cast the other operand to a wider type than int8, or use a smaller
+        literal
         """
         if not operands:
             raise TypeError("result_type() needs at least one operand")
@@ -444,12 +445,16 @@ class Policy:
         only under ``max``) they must be integral and in range. NaN and inf literals may
         go to float dtypes only.
         """
-        problem = literal_problem(value, target, exact=self.literals is LiteralRule.max)
+        problem = self.literal_problem(value, target)
         if problem:
             raise LiteralError(
                 f"the literal {value!r} {problem} under policy {self.name!r}; "
-                + _literal_fix(value, target)
+                + literal_fix(value, target)
             )
+
+    def literal_problem(self, value: bool | int | float | complex, target: DType) -> str:
+        """Why ``value`` cannot become a ``target`` constant under this policy ('' if it can)."""
+        return literal_problem(value, target, exact=self.literals is LiteralRule.max)
 
     # ------------------------------------------------------------------ tables
 
@@ -558,10 +563,11 @@ def literal_problem(value: bool | int | float | complex, target: DType, *, exact
     return ""
 
 
-def _literal_fix(value: bool | int | float | complex, target: DType) -> str:
+def literal_fix(value: bool | int | float | complex, target: DType) -> str:
+    """How to fix a literal that does not fit ``target``."""
     if target.is_integer and isinstance(value, float):
         return "use an integer literal, or cast the other operand to a float dtype"
-    return "cast the other operand to a wider type first, or use a smaller literal"
+    return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
 
 
 # ---------------------------------------------------------------------- notations

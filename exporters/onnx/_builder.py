@@ -16,7 +16,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
-from graphdsl.dtypes import DType
+from graphdsl.dtypes import DType, Kind
 
 __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
@@ -218,8 +218,40 @@ class Builder:
         return self.cast(out, out_dtype or d)
 
     def select(self, cond: V, x: V, y: V) -> V:
-        """``Where(cond, x, y)``, legalized (Where is exact under widening and reinterpretation)."""
-        return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+        """``Where(cond, x, y)``, legalized (Where is exact under widening and reinterpretation).
+
+        onnxruntime 1.31's float Where returns +0.0 for a selected -0.0 (not always); for
+        floats the result is rebuilt as |r| * s, with s the sign of the chosen operand
+        where r is zero and of r itself elsewhere (s is +-1: selecting it loses nothing).
+        """
+        r = self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+        if storage(x.dtype).kind is not Kind.float:
+            return r
+        f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+        rf = self.cast(r, f)
+        # the chosen operand's sign bit (Where has no bool kernel on CPU: spelled in logic)
+        from_x = self.node("And", [cond.name, self.signbit(self.cast(x, f)).name], T.bool)
+        not_cond = self.node("Not", [cond.name], T.bool)
+        from_y = self.node("And", [not_cond.name, self.signbit(self.cast(y, f)).name], T.bool)
+        negative = self.node("Or", [from_x.name, from_y.name], T.bool)
+        zero_f = self.scalar(0.0, f)
+        zero = self.node("Equal", [rf.name, zero_f.name], T.bool)
+        zero_neg = self.node("And", [zero.name, negative.name], T.bool)
+        nonzero_neg = self.node(
+            "And", [self.node("Not", [zero.name], T.bool).name,
+                    self.node("Less", [rf.name, zero_f.name], T.bool).name], T.bool,
+        )  # fmt: skip
+        neg = self.node("Or", [zero_neg.name, nonzero_neg.name], T.bool)
+        sign = self.node("Where", [neg.name, self.scalar(-1.0, f).name,
+                                   self.scalar(1.0, f).name], f)  # fmt: skip
+        magnitude = self.node("Abs", [rf.name], f)
+        return self.cast(self.node("Mul", [magnitude.name, sign.name], f), x.dtype)
+
+    def signbit(self, x: V) -> V:
+        """True where ``x`` is negative or -0.0 (1 / x < 0; NaN gives False)."""
+        one, zero = self.scalar(1.0, x.dtype), self.scalar(0.0, x.dtype)
+        inv = self.node("Div", [one.name, x.name], x.dtype)
+        return self.node("Less", [inv.name, zero.name], T.bool)
 
     def scalar(self, value: Any, dt: DType) -> V:
         return self.const(np.asarray(value).astype(storage(dt).np if dt not in NARROW else dt.np),

@@ -102,12 +102,22 @@ def _sigmoid(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 def _max_min(onnx_op: str) -> Lowering:
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-        if storage(args[0].dtype) is T.int64:
+        x, y = args
+        if x.dtype.kind is Kind.float:
+            # NaN propagates and a tie goes to y (so max(-0.0, 0.0) is 0.0), as the
+            # reference; onnxruntime's float32 Max returns x on a tie
+            f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+            xf, yf = b.cast(x, f), b.cast(y, f)
+            first = b.elementwise("Greater" if onnx_op == "Max" else "Less", [xf, yf],
+                                  result_bool=True)  # fmt: skip
+            nan = b.node("IsNaN", [xf.name], T.bool)
+            take_x = b.node("Or", [first.name, nan.name], T.bool)
+            return b.cast(b.select(take_x, xf, yf), x.dtype)
+        if storage(x.dtype) is T.int64:
             # onnxruntime 1.31's Max/Min on int64 are wrong for |x| in [2**31, 2**41)
             lt = b.elementwise("Less", args, result_bool=True)
-            x, y = args
             return b.select(lt, y, x) if onnx_op == "Max" else b.select(lt, x, y)
-        return b.elementwise(onnx_op, args, narrow_in_f32=True)
+        return b.elementwise(onnx_op, args)
 
     return lower
 
@@ -144,8 +154,19 @@ def _negative(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 @_register("relu")
 def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x = args[0]  # max(x, 0): NaN propagates, as numpy.maximum
-    return LOWER["maximum"](b, node, [x, b.scalar(0, x.dtype)], dims)
+    x = args[0]
+    if x.dtype.kind is Kind.unsigned:
+        return x
+    if storage(x.dtype) is T.int64:  # no int64 Relu kernel, and int64 Max is broken
+        zero = b.scalar(0, x.dtype)
+        return b.select(b.elementwise("Less", [x, zero], result_bool=True), zero, x)
+    if x.dtype.kind is not Kind.float:
+        return b.elementwise("Relu", args)
+    # onnxruntime's Relu passes -0.0 through; max(x, 0) is +0.0 there (ONNX's reference):
+    # adding +0.0 turns -0.0 into +0.0 and changes nothing else
+    f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    r = b.elementwise("Relu", [b.cast(x, f)])
+    return b.cast(b.node("Add", [r.name, b.scalar(0.0, f).name], f), x.dtype)
 
 
 def _rounding(onnx_op: str) -> Lowering:
@@ -262,9 +283,24 @@ def _float_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
     floor = b.elementwise("Floor", [div])
     snap = b.elementwise("Greater", [b.elementwise("Sub", [div, floor]), half], result_bool=True)
     floor = b.select(snap, b.elementwise("Add", [floor, one]), floor)
+    # zeros carry numpy's signs: a zero remainder takes the divisor's sign, a zero quotient
+    # that of a / b (1 / x < 0 tells -0.0 from 0.0)
+    neg_zero = b.scalar(-0.0, f)
+    mod = b.select(
+        b.elementwise("Equal", [mod, zero], result_bool=True),
+        b.select(b.signbit(d), neg_zero, zero),
+        mod,
+    )
+    quotient = b.elementwise("Div", [a, d])
+    floor = b.select(
+        b.elementwise("Equal", [div, zero], result_bool=True),
+        b.select(b.signbit(quotient), neg_zero, zero),
+        floor,
+    )
     by_zero = b.elementwise("Equal", [d, zero], result_bool=True)
-    floor = b.select(by_zero, b.elementwise("Div", [a, d]), floor)
+    floor = b.select(by_zero, quotient, floor)
     return b.cast(floor, out), b.cast(mod, out)
+
 
 
 @_register("floordiv")

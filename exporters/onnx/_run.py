@@ -42,9 +42,10 @@ class _Session:
     def __init__(self, model: ModelProto | str, providers: list[str]) -> None:
         so = ort.SessionOptions()
         so.log_severity_level = 3
-        # extended optimizations include fusions that change IEEE results (MatMulScaleFusion
-        # turns MatMul(x * s, B) into s * (x @ B)); basic ones preserve them
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        # onnxruntime's graph rewrites change IEEE results: MatMulScaleFusion (extended)
+        # turns MatMul(x * s, B) into s * (x @ B), NoopElimination (basic) drops x + 0 and
+        # with it the sign of -0.0. The exporter already folds and deduplicates.
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         source = model if isinstance(model, str) else model.SerializeToString()
         self.sess = ort.InferenceSession(source, so, providers=providers)
         self.inputs = self.sess.get_inputs()
