@@ -1,0 +1,826 @@
+"""Random well-typed graphs for the fuzz tests: a hypothesis strategy, inputs, comparison.
+
+``fuzz_cases()`` draws a :class:`FuzzCase`: a graph built op by op from the catalogue
+(elementwise arithmetic, comparisons, logical and bitwise ops, unary math, ``where``,
+reductions with axis/keepdims, ``matmul``, shape ops, casts, softmax, MAX's
+``implicit_cast``) under a random policy from ``gd.policy_names()``, on random dtypes
+(bool, every int, float16, bfloat16, float32, float64, now and then float8), with Python
+literals, ambiguous and typed ``g.scalar`` values, numpy constants and broadcastable
+shapes (sometimes a symbolic dimension ``n``); plus seeded input arrays with negatives,
+zeros, extremes, NaN and inf. A draw whose construction raises ``PromotionError``,
+``LiteralError``, ``OpTypeError`` or ``ShapeError`` is rejected with ``hypothesis.assume``.
+
+Exactness. Every op but a few is exactly reproducible across backends (integer ops wrap,
+float + - * / sqrt are correctly rounded, narrow floats round after each op). The others
+are *approximate*: transcendental functions and float ``pow`` (libm differences of a few
+ulps) and the order-dependent float ops ``sum``, ``prod``, ``mean``, ``matmul``,
+``softmax``. The generator keeps approximate values away from every op where a last-bit
+difference could change the result by more than a bound (comparisons, rounding, casts to
+integers, ``+``/``-`` with their cancellation, another approximate op...): they flow only
+into ops that cannot amplify an error (``negative``, ``abs``, ``relu``, ``maximum``,
+``minimum``, ``max``/``min`` reductions, shape ops, ``where`` branches, float-to-float
+casts). Order-dependent float ops appear only in *moderate* cases, whose inputs and
+literals are small (NaN and inf included: they give the same result in any order), and
+:func:`tolerances` bounds each output from the actual intermediate values: ``n * eps *
+sum|x|`` for sums, as tests/test_onnx_matrix.py does.
+
+:func:`compare` then checks one output: dtype and shape, integers and bool exactly,
+floats within the output's tolerance (exact outputs bit for bit, but 0.0 equals -0.0), NaN
+in the same places.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import ml_dtypes
+import numpy as np
+from hypothesis import assume
+from hypothesis import strategies as st
+
+import graphdsl as gd
+from graphdsl import DType
+from graphdsl._rules import cast_array
+from graphdsl.evaluate import run_node
+from graphdsl.inputs import bind_inputs
+from graphdsl.shapes import broadcast_shapes
+
+__all__ = [
+    "ALL_DTYPES",
+    "BUILD_ERRORS",
+    "EXACT",
+    "FuzzCase",
+    "Tol",
+    "compare",
+    "fuzz_cases",
+    "intermediates",
+    "is_approx",
+    "random_array",
+    "random_inputs",
+    "tolerances",
+]
+
+BUILD_ERRORS = (gd.PromotionError, gd.LiteralError, gd.OpTypeError, gd.ShapeError)
+
+T = DType
+COMMON_DTYPES = [T.bool, T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32,
+                 T.uint64, T.float16, T.bfloat16, T.float32, T.float64]  # fmt: skip
+FLOAT8 = [T.float8_e4m3fn, T.float8_e5m2]
+NARROW = frozenset({T.float16, T.bfloat16, *FLOAT8})
+ALL_DTYPES = [*COMMON_DTYPES, *FLOAT8]
+FLOAT_CASTS = [T.float16, T.bfloat16, T.float32, T.float64]  # targets for approximate values
+
+ARITHMETIC = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum"]
+OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%",
+             "pow": "**", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+             "equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=",
+             "greater": ">", "greater_equal": ">="}  # fmt: skip
+COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+LOGICAL = ["logical_and", "logical_or", "logical_xor"]
+BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
+UNARY = ["negative", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
+         "relu", "floor", "ceil", "round", "bitwise_not", "logical_not"]  # fmt: skip
+REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
+SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
+
+# Approximate on float operands: libm differences (a few ulps) ...
+TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"})
+# ... or the order of accumulation.
+ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax"})
+# Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
+# the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
+# float16/bfloat16/float32/float64).
+PASSTHROUGH = frozenset({"negative", "abs", "relu", "maximum", "minimum", "max", "min",
+                         "reshape", "transpose", "broadcast_to", "concat", "expand_dims",
+                         "squeeze", "where", "cast"})  # fmt: skip
+
+Scalar = bool | int | float
+
+WILD_LITERALS: list[Scalar] = [
+    True, False, 0, 1, -1, 2, 3, 7, -7, 100, -128, 127, 255, 1000, 65535, 2**31 - 1,
+    3_000_000_000, -(2**63), 2**64 - 1, 0.0, -0.0, 0.5, 0.1, 1.5, -2.25, 2.5, 1e10, 1e-30,
+    3.0e38, 1e300, math.inf, -math.inf, math.nan,
+]  # fmt: skip
+MODERATE_LITERALS: list[Scalar] = [True, False, 0, 1, -1, 2, 3, -3, 7, 0.0, -0.0, 0.25, 0.5,
+                                   1.5, -2.25, 2.5]  # fmt: skip
+BASES: list[tuple[int, int, int]] = [(2, 3, 4), (3, 1, 2), (4, 2, 3), (2, 2, 2), (1, 3, 5)]
+
+
+# ------------------------------------------------------------------------ input arrays
+
+
+def _finfo(d: DType) -> Any:
+    return ml_dtypes.finfo(d.np)  # type: ignore[no-untyped-call]
+
+
+def random_array(
+    rng: np.random.Generator, d: DType, shape: tuple[int, ...], *, moderate: bool = False
+) -> np.ndarray:
+    """Random values of dtype ``d``: negatives, zeros and extremes mixed in; NaN and inf
+    for floats. ``moderate``: floats stay within a few units (NaN and inf still appear)."""
+    if d is T.bool:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if d.is_integer:
+        info = np.iinfo(d.np)
+        specials = np.array([0, 1, -1, 2, -2, info.min, info.max, info.min + 1, info.max - 1],
+                            dtype=object)  # fmt: skip
+        specials = np.array([int(v) for v in specials if info.min <= v <= info.max], object)
+        small = rng.integers(-8, 9, size=shape).astype(object)
+        wide = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=d.np)
+        picked = rng.choice(specials, size=shape)
+        which = rng.integers(0, 4 if moderate else 3, size=shape)
+        out = np.where(which == 1, picked, np.where(which == 2, wide.astype(object), small))
+        out = np.array([min(max(int(v), int(info.min)), int(info.max)) for v in out.flat],
+                       dtype=object).reshape(shape)  # fmt: skip
+        return np.array(out.tolist(), dtype=d.np).reshape(shape)
+    fi = _finfo(d)
+    if moderate:
+        fspecials = [0.0, -0.0, 0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -3.0, 7.0,
+                     math.inf, -math.inf, math.nan]  # fmt: skip
+        normal = rng.standard_normal(shape) * 3.0
+    else:
+        big = float(fi.max)
+        fspecials = [0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.5, 3.0, -7.0, math.inf, -math.inf,
+                     math.nan, big, -big, float(fi.tiny), float(fi.smallest_subnormal),
+                     127.7, -128.9, 255.5, 32767.5, 65504.0, 2147483648.0, -2147483649.0,
+                     9.3e18, -9.3e18, 1.8446744e19, 1e30]  # fmt: skip
+        normal = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    which = rng.integers(0, 2, size=shape)
+    out = np.where(which == 0, normal, rng.choice(np.array(fspecials), size=shape))
+    with np.errstate(all="ignore"):
+        return np.asarray(out, np.float64).astype(d.np)
+
+
+def random_inputs(
+    graph: gd.Graph, seed: int, *, moderate: bool = False, n: int = 2
+) -> dict[str, np.ndarray]:
+    """Seeded arrays for every input of ``graph``; the symbolic dimension ``n`` is ``n``."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in graph.inputs:
+        shape = tuple(n if isinstance(d, str) else int(d) for d in s.shape)
+        out[s.attrs["name"]] = random_array(rng, s.dtype, shape, moderate=moderate)
+    return out
+
+
+# ------------------------------------------------------------------------ exactness
+
+
+def is_approx(node: gd.Symbol, approx: Mapping[int, bool]) -> bool:
+    """True when backends may legitimately differ in ``node``'s last bits.
+
+    ``approx`` holds the answer for the node's operands (by ``id``; literals and
+    constants may be left out).
+    """
+    if node.op in ("input", "literal", "constant"):
+        return False
+    floats = any(d.is_float for d in node.in_dtypes)
+    if floats and node.op in TRANSCENDENTAL | ORDER_DEPENDENT:
+        return True
+    return any(approx.get(id(i), False) for i in node.inputs)
+
+
+def accepts_approx(op: str, position: int, attrs: Mapping[str, Any]) -> bool:
+    """May operand ``position`` of ``op`` be an approximate value?"""
+    if op not in PASSTHROUGH:
+        return False
+    if op == "where":
+        return position > 0
+    if op == "cast":
+        return bool(attrs["to"] in FLOAT_CASTS)
+    return True
+
+
+class Tol(NamedTuple):
+    """How far two correct backends may be apart on one value.
+
+    ``|got - want| <= rel * max(|got|, |want|) + atol``; with ``overflow`` a value near a
+    finite/infinite threshold may be finite on one backend and inf or NaN on the other.
+    """
+
+    rel: float = 0.0
+    atol: float = 0.0
+    overflow: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self == EXACT
+
+
+EXACT = Tol()
+
+
+def intermediates(
+    graph: gd.Graph, inputs: Mapping[str, np.ndarray]
+) -> dict[int, np.ndarray]:
+    """The reference value of every node an output needs, by ``id`` (``gd.evaluate``'s loop)."""
+    arrays, dims = bind_inputs(graph, inputs)
+    env: dict[int, np.ndarray] = {id(s): a for s, a in zip(graph.inputs, arrays, strict=True)}
+    for node in graph.used():
+        if node.op == "input":
+            continue
+        if node.op in ("literal", "constant"):
+            env[id(node)] = np.asarray(node.attrs["value"])
+        else:
+            env[id(node)] = run_node(node, [env[id(i)] for i in node.inputs], dims)
+    return env
+
+
+def _eps(d: DType) -> float:
+    return float(_finfo(d).eps)
+
+
+def _sub(d: DType) -> float:
+    return float(_finfo(d).smallest_subnormal)
+
+
+def _acc(d: DType) -> DType:
+    """The dtype narrow floats compute and accumulate in (both backends: float32)."""
+    return T.float32 if d in NARROW else d
+
+
+def _abs_finite(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        x64 = np.asarray(x).astype(np.float64)
+        return np.where(np.isfinite(x64), np.abs(x64), 0.0)
+
+
+def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
+    """The tolerance of an approximate op applied to exact operands."""
+    d = node.in_dtypes[0]
+    out = node.dtype
+    acc = _acc(d)
+    e, eo = _eps(acc), _eps(out) if out.is_float else 0.0
+    sub = _sub(out) if out.is_float else 0.0
+    op = node.op
+    if op in TRANSCENDENTAL:
+        # sin/cos/tanh/sigmoid/log are accurate to a few eps absolutely near their zeros
+        atol = 4 * e if op in ("sin", "cos", "tanh", "sigmoid", "log") else 0.0
+        return Tol(4 * e + eo, atol + sub)
+    x = _abs_finite(operands[0])
+    big = max(float(_finfo(acc).max), 0.0)
+    if op == "matmul":
+        y = _abs_finite(operands[1])
+        k = x.shape[-1]
+        s = float(np.max(np.matmul(x, y), initial=0.0))
+        over = s >= big / 2 or s >= float(out.max) / 2
+        return Tol(2 * eo, (k + 2) * e * s + sub, over)
+    if op == "softmax":
+        n = x.shape[node.attrs["axis"]]
+        return Tol(8 * e + 2 * eo, (n + 8) * e + sub)
+    axes = tuple(node.attrs["axis"])
+    n = math.prod(x.shape[a] for a in axes) if axes else 1
+    if op in ("sum", "mean"):
+        s = float(np.max(np.sum(x, axis=axes), initial=0.0)) if x.size else 0.0
+        over = s >= big / 2 or s / (n if op == "mean" else 1) >= float(out.max) / 2
+        atol = (n + 2) * e * s / (n if op == "mean" and n else 1)
+        return Tol(2 * eo + 2 * e, atol + sub, over)
+    # prod: relative error; thresholds (overflow, underflow to subnormals) are order-dependent
+    with np.errstate(all="ignore"):
+        hi = float(np.max(np.prod(np.maximum(x, 1.0), axis=axes), initial=0.0))
+    fi = _finfo(acc)
+    atol = float(fi.tiny) * 2.0 ** (int(fi.nmant) + 2) + sub
+    over = hi >= big / 4 or hi >= float(out.max) / 4
+    return Tol((n + 2) * e + 2 * eo, atol, over)
+
+
+def tolerances(
+    graph: gd.Graph, env: Mapping[int, np.ndarray]
+) -> dict[int, Tol]:
+    """The tolerance of every node in ``env`` (see :class:`Tol`), from the reference values."""
+    approx: dict[int, bool] = {}
+    tols: dict[int, Tol] = {}
+    for node in graph.used():
+        approx[id(node)] = is_approx(node, approx)
+        ins = [tols[id(i)] for i in node.inputs]
+        if not approx[id(node)]:
+            tols[id(node)] = EXACT
+            continue
+        if all(t.exact for t in ins):
+            operands = [cast_array(env[id(i)], want)
+                        for i, want in zip(node.inputs, node.in_dtypes, strict=True)]  # fmt: skip
+            tols[id(node)] = _source_tol(node, operands)
+            continue
+        for k, (i, t) in enumerate(zip(node.inputs, ins, strict=True)):
+            if not t.exact and not accepts_approx(node.op, k, node.attrs):
+                raise AssertionError(
+                    f"generator bug: approximate %{i.id} flows into {node.op} %{node.id}"
+                )
+        tol = Tol(max(t.rel for t in ins), max(t.atol for t in ins), any(t.overflow for t in ins))
+        if node.op == "cast" and node.dtype.bits < node.inputs[0].dtype.bits:
+            # rounding two close values to a narrower float: one more ulp apart at most
+            big = float(np.max(_abs_finite(env[id(node.inputs[0])]), initial=0.0))
+            over = tol.overflow or big >= float(node.dtype.max) / 2
+            tol = Tol(tol.rel + _eps(node.dtype), tol.atol + _sub(node.dtype), over)
+        tols[id(node)] = tol
+    return tols
+
+
+# ------------------------------------------------------------------------ comparison
+
+
+def _show(x: np.ndarray) -> str:
+    return np.array2string(np.asarray(x), threshold=12)
+
+
+def compare(
+    got: Any, want: np.ndarray, dtype: DType, tol: Tol = EXACT, *, zero_sign: bool = False
+) -> str | None:
+    """None when ``got`` matches ``want`` (of ``dtype``); otherwise what differs.
+
+    Dtype and shape must be equal. Integers and bool compare exactly. Floats compare
+    within ``tol`` (bit for bit when exact, but not NaN payloads), NaN in the same places;
+    with ``tol.overflow`` places where either side is not finite are not compared. With
+    ``zero_sign`` an exact output's zeros must have the same sign too (a wrong sign shows
+    anyway where a later division turns it into -inf instead of inf).
+    """
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if want.dtype != dtype.np:
+        return f"wanted dtype {want.dtype}, but the output's type says {dtype.name}"
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, want {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {got.shape}, want {want.shape}"
+    if not dtype.is_float:
+        bad = got != want
+    else:
+        with np.errstate(all="ignore"):
+            g, w = got.astype(np.float64), want.astype(np.float64)
+            both_nan = np.isnan(g) & np.isnan(w)
+            close = g == w
+            if not tol.exact:
+                bound = tol.rel * np.maximum(np.abs(g), np.abs(w)) + tol.atol
+                close |= np.isfinite(g) & np.isfinite(w) & (np.abs(g - w) <= bound)
+            if tol.overflow:
+                close |= ~np.isfinite(g) | ~np.isfinite(w)
+            bad = ~(close | both_nan)
+            if zero_sign and tol.exact:
+                bad |= (g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w))
+    if not np.any(bad):
+        return None
+    return (
+        f"{int(np.sum(bad))} of {bad.size} elements differ (tolerance {tol})\n"
+        f"  got:  {_show(got[bad])}\n  want: {_show(want[bad])}"
+    )
+
+
+# ------------------------------------------------------------------------ the strategy
+
+
+class FuzzCase:
+    """A random graph with its inputs, and the Python code that rebuilds it (its repr)."""
+
+    def __init__(
+        self,
+        graph: gd.Graph,
+        inputs: dict[str, np.ndarray],
+        code: str,
+        moderate: bool,
+        ops: list[str],
+    ) -> None:
+        self.graph = graph
+        self.inputs = inputs
+        self.code = code
+        self.moderate = moderate
+        self.ops = ops
+
+    def __repr__(self) -> str:
+        return f"FuzzCase:\n{self.code}\n{self.graph}"
+
+
+@dataclass
+class _Value:
+    sym: gd.Symbol
+    code: str
+    approx: bool
+
+
+def _lit(v: Scalar) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return f'float("{v}")'
+    return repr(v)
+
+
+def _arr_code(a: np.ndarray, d: DType) -> str:
+    vals = a.astype(np.float64).tolist() if d.is_float else a.tolist()
+    text = repr(vals).replace("nan", 'float("nan")').replace("inf", 'float("inf")')
+    return f"np.array({text}, dtype=gd.{d.name}.np)"
+
+
+def _fits(v: Scalar, d: DType) -> bool:
+    """A typed g.scalar value that the dtype holds (so the draw is not wasted)."""
+    if isinstance(v, bool):
+        return True
+    if d is T.bool:
+        return v in (0, 1) and not isinstance(v, float)
+    if d.is_integer:
+        return isinstance(v, int) and d.min <= v <= d.max
+    return not math.isfinite(float(v)) or abs(float(v)) <= float(d.max)
+
+
+class _Builder:
+    def __init__(self, draw: st.DrawFn, moderate: bool, base: tuple[int | str, ...]) -> None:
+        self.draw = draw
+        self.moderate = moderate
+        self.base = base
+        self.values: list[_Value] = []
+        self.lines: list[str] = []
+        self.ops: list[str] = []
+        self.literals = MODERATE_LITERALS if moderate else WILD_LITERALS
+        self.g: gd.Graph
+
+    # -- drawing helpers
+    def pick(self, options: Sequence[Any]) -> Any:
+        return self.draw(st.sampled_from(options))
+
+    def chance(self, p: float) -> bool:
+        return self.draw(st.integers(0, 999)) < int(p * 1000)
+
+    def dtype(self, allowed: Sequence[DType] | None = None) -> DType:
+        if allowed is not None:
+            return self.pick(list(allowed))  # type: ignore[no-any-return]
+        return self.pick(FLOAT8) if self.chance(0.05) else self.pick(COMMON_DTYPES)  # type: ignore[no-any-return]
+
+    def base_dim(self, pos: int) -> int | str:
+        """The base dimension at ``pos`` counted from the right (-1 is the last); 1 beyond."""
+        return self.base[pos] if -pos <= len(self.base) else 1
+
+    def seed(self) -> int:
+        return self.draw(st.integers(0, 2**32 - 1))
+
+    # -- operands
+    def value(
+        self, *, exact: bool = False, where: Callable[[_Value], bool] | None = None
+    ) -> _Value | None:
+        cands = [v for v in self.values if not (exact and v.approx) and (where is None or where(v))]
+        return self.pick(cands) if cands else None
+
+    def constant(self, d: DType, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
+        arr = random_array(np.random.default_rng(self.seed()), d, shape, moderate=self.moderate)
+        return arr, _arr_code(arr, d)
+
+    def literal(self) -> Scalar:
+        return self.pick(self.literals)  # type: ignore[no-any-return]
+
+    def operand(self, first: _Value, exact: bool, int_only: bool = False) -> tuple[Any, str]:
+        """A second operand that broadcasts with ``first``: a value, literal, scalar or constant."""
+        kind = self.pick(["value", "value", "value", "literal", "literal", "scalar", "typed",
+                          "constant", "numpy_scalar"])  # fmt: skip
+
+        def compatible(v: _Value) -> bool:
+            try:
+                broadcast_shapes(first.sym.shape, v.sym.shape)
+            except gd.ShapeError:
+                return False
+            return not int_only or not v.sym.dtype.is_float
+
+        if kind == "value":
+            v = self.value(exact=exact, where=compatible)
+            if v is not None:
+                return v.sym, v.code
+            kind = "literal"
+        if kind in ("literal", "scalar"):
+            lit = self.literal()
+            if int_only and isinstance(lit, float):
+                lit = 2
+            if kind == "literal":
+                return lit, _lit(lit)
+            return self.g.scalar(lit), f"g.scalar({_lit(lit)})"
+        if kind == "numpy_scalar":  # np.int8(3): an ambiguous literal of its Python value
+            d = self.dtype(INT_DTYPES if int_only else NUMPY_SCALARS)
+            lit = self.pick([v for v in self.literals if _fits(v, d)] or [1])
+            return d.np.type(lit), f"np.{d.np.name}({_lit(lit)})"
+        if kind == "typed":
+            d = self.dtype(INT_DTYPES if int_only else None)
+            lit = self.pick([v for v in self.literals if _fits(v, d)] or [1])
+            if self.chance(0.5):
+                return self.g.scalar[d](lit), f"g.scalar[gd.{d.name}]({_lit(lit)})"
+            return self.g.scalar(lit, d), f"g.scalar({_lit(lit)}, gd.{d.name})"
+        d = self.dtype(INT_DTYPES if int_only else None)
+        shape = tuple(1 if isinstance(s, str) or self.chance(0.3) else s for s in first.sym.shape)
+        shape = shape[self.draw(st.integers(0, len(shape))):]
+        arr, code = self.constant(d, shape)
+        if self.chance(0.3):  # a bare numpy array operand becomes a constant too
+            return arr, code
+        return self.g.constant(arr), f"g.constant({code})"
+
+    def add(self, sym: gd.Symbol, code: str) -> None:
+        name = f"v{len(self.values)}"
+        approx = is_approx(sym, {id(v.sym): v.approx for v in self.values})
+        self.values.append(_Value(sym, name, approx))
+        self.lines.append(f"{name} = {code}")
+        self.ops.append(sym.op)
+
+
+INT_DTYPES = [d for d in COMMON_DTYPES if d.is_integer or d is T.bool]
+NUMPY_SCALARS = [d for d in COMMON_DTYPES if d is not T.bfloat16]
+
+
+def _shape_of_base(b: _Builder, base: tuple[int | str, ...], full: bool) -> tuple[int | str, ...]:
+    rank = 3 if full else b.pick([0, 1, 2, 2, 3, 3])
+    dims = list(base[len(base) - rank:])
+    if not full:
+        dims = [1 if b.chance(0.25) else d for d in dims]
+    return tuple(dims)
+
+
+def _axes(b: _Builder, rank: int) -> int | tuple[int, ...] | None:
+    if rank == 0:
+        return b.pick([None, ()])  # type: ignore[no-any-return]
+    kind = b.pick(["none", "int", "int", "tuple"])
+    if kind == "none":
+        return None
+    if kind == "int":
+        return b.draw(st.integers(-rank, rank - 1))
+    axes = b.draw(st.lists(st.integers(0, rank - 1), unique=True, max_size=rank))
+    return tuple(a - rank if b.chance(0.3) else a for a in axes)
+
+
+def _reshape_target(b: _Builder, shape: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    ints = [d for d in shape if isinstance(d, int)]
+    if len(ints) != len(shape):
+        rest = math.prod(ints)
+        opts: list[tuple[int | str, ...]] = [(-1,), (-1, rest)]
+        if shape[0] == "n" and all(isinstance(d, int) for d in shape[1:]):
+            opts += [("n", -1), ("n", rest), (1, "n", rest)]
+        return b.pick(opts)  # type: ignore[no-any-return]
+    n = math.prod(ints)
+    d = b.pick([k for k in range(1, n + 1) if n % k == 0])
+    opts = [(n,), (-1,), (1, n), (n, 1), (-1, 1), (d, n // d), (d, -1), (1, d, n // d)]
+    if n == 1:
+        opts.append(())
+    return b.pick(opts)  # type: ignore[no-any-return]
+
+
+def _step(b: _Builder, op: str) -> None:
+    """Append one ``op`` node with random operands (or reject the draw)."""
+    family = FAMILY[op]
+    g = b.g
+    if family in ("arith", "compare", "logical", "bitwise"):
+        exact = not accepts_approx(op, 0, {})
+        int_only = family == "bitwise"
+        a = b.value(exact=exact, where=lambda v: not (int_only and v.sym.dtype.is_float))
+        if a is None:
+            assume(False)
+            return
+        if op in ("logical_not", "bitwise_not"):
+            form = b.chance(0.5) and op == "bitwise_not"
+            b.add(~a.sym if form else getattr(gd.ops, op)(a.sym),
+                  f"~{a.code}" if form else f"gd.ops.{op}({a.code})")
+            return
+        other, code = b.operand(a, exact, int_only)
+        args, codes = [a.sym, other], [a.code, code]
+        if b.chance(0.4):
+            args, codes = args[::-1], codes[::-1]
+        # Python operators need a Symbol on one side (a numpy array on the left would make
+        # numpy broadcast over the Symbol: see tests/test_bad_inputs.py)
+        operators_ok = any(isinstance(x, gd.Symbol) for x in args) and not isinstance(
+            args[0], np.ndarray
+        )
+        if op in OPERATORS and operators_ok and b.chance(0.5):
+            sym = _binary_operator(op, args[0], args[1])
+            b.add(sym, f"{codes[0]} {OPERATORS[op]} {codes[1]}")
+        else:
+            b.add(getattr(gd.ops, op)(*args), f"gd.ops.{op}({codes[0]}, {codes[1]})")
+        return
+    if family == "unary":
+        a = b.value(exact=not accepts_approx(op, 0, {}))
+        if a is None:
+            assume(False)
+            return
+        if op == "negative" and b.chance(0.5):
+            b.add(-a.sym, f"-{a.code}")
+        elif op == "abs" and b.chance(0.5):
+            b.add(abs(a.sym), f"abs({a.code})")
+        else:
+            b.add(getattr(gd.ops, op)(a.sym), f"gd.ops.{op}({a.code})")
+        return
+    if family == "where":
+        c = b.value(exact=True)
+        x = b.value()
+        if c is None or x is None:
+            assume(False)
+            return
+        cond: Any = c.sym
+        ccode = c.code
+        if b.chance(0.15):
+            cond = b.pick([True, False])
+            ccode = repr(cond)
+        y, ycode = b.operand(x, exact=False)
+        if b.chance(0.5):
+            b.add(gd.ops.where(cond, x.sym, y), f"gd.ops.where({ccode}, {x.code}, {ycode})")
+        else:
+            b.add(gd.ops.where(cond, y, x.sym), f"gd.ops.where({ccode}, {ycode}, {x.code})")
+        return
+    if family == "reduce":
+        exact = op not in ("max", "min")
+        if b.moderate or op in ("max", "min"):
+            a = b.value(exact=exact)
+        else:
+            a = b.value(exact=True, where=lambda v: not v.sym.dtype.is_float)
+        if a is None:
+            assume(False)
+            return
+        axis = _axes(b, a.sym.rank)
+        keep = b.chance(0.4)
+        b.add(getattr(gd.ops, op)(a.sym, axis=axis, keepdims=keep),
+              f"gd.ops.{op}({a.code}, axis={axis!r}, keepdims={keep})")  # fmt: skip
+        return
+    if family == "matmul":
+        ok_dtype: Callable[[_Value], bool] = (
+            (lambda v: True) if b.moderate else (lambda v: not v.sym.dtype.is_float)
+        )
+        a = b.value(exact=True, where=lambda v: v.sym.rank >= 1 and isinstance(v.sym.shape[-1], int)
+                    and ok_dtype(v))  # fmt: skip
+        if a is None:
+            assume(False)
+            return
+        k = int(a.sym.shape[-1])
+        m = b.pick([1, 2, 3])
+        batch = [d if isinstance(d, int) else 1 for d in a.sym.shape[:-2]]
+        shape = b.pick([(k,), (k, m), (*batch[-1:], k, m)])
+        d = b.dtype(None if b.moderate else INT_DTYPES)
+        arr, code = b.constant(d, shape)
+        const = g.constant(arr)
+        if b.chance(0.3) and a.sym.rank >= 2 and isinstance(a.sym.shape[-2], int):
+            arr2, code2 = b.constant(d, (m, int(a.sym.shape[-2])))
+            b.add(gd.ops.matmul(g.constant(arr2), a.sym),
+                  f"gd.ops.matmul(g.constant({code2}), {a.code})")  # fmt: skip
+        elif b.chance(0.5):
+            b.add(a.sym @ const, f"{a.code} @ g.constant({code})")
+        else:
+            b.add(gd.ops.matmul(a.sym, const), f"gd.ops.matmul({a.code}, g.constant({code}))")
+        if not b.moderate and b.values[-1].approx:
+            assume(False)
+        return
+    if family == "softmax":
+        a = b.value(exact=True, where=lambda v: v.sym.rank >= 1)
+        if a is None:
+            assume(False)
+            return
+        axis = b.draw(st.integers(-a.sym.rank, a.sym.rank - 1))
+        b.add(gd.ops.softmax(a.sym, axis=axis), f"gd.ops.softmax({a.code}, axis={axis})")
+        return
+    if family == "cast":
+        a = b.value()
+        assert a is not None
+        to = b.dtype(FLOAT_CASTS) if a.approx else b.dtype()
+        if b.chance(0.3):
+            b.add(a.sym.cast(to), f"{a.code}.cast(gd.{to.name})")
+        else:
+            b.add(gd.ops.cast(a.sym, to), f'gd.ops.cast({a.code}, "{to.name}")')
+        return
+    if family == "implicit_cast":
+        a = b.value(exact=True)
+        c = b.value(exact=True)
+        if a is None or c is None:
+            assume(False)
+            return
+        for k, sym in enumerate(gd.ops.implicit_cast(a.sym, c.sym)):
+            if all(sym is not v.sym for v in b.values):  # a symbol of that dtype comes back as is
+                b.add(sym, f"gd.ops.implicit_cast({a.code}, {c.code})[{k}]")
+        return
+    _shape_step(b, op)
+
+
+def _shape_step(b: _Builder, op: str) -> None:
+    g = b.g
+    a = b.value(where=lambda v: v.sym.rank >= 1) if op in ("concat", "transpose") else b.value()
+    if a is None:
+        assume(False)
+        return
+    s = a.sym
+    shape = tuple(s.shape)
+    if op == "reshape":
+        new_shape = _reshape_target(b, shape)
+        b.add(gd.ops.reshape(s, new_shape), f"gd.ops.reshape({a.code}, {new_shape!r})")
+    elif op == "transpose":
+        perm = None if b.chance(0.3) else tuple(b.draw(st.permutations(range(s.rank))))
+        b.add(gd.ops.transpose(s, perm), f"gd.ops.transpose({a.code}, {perm!r})")
+    elif op == "broadcast_to":
+        r = s.rank
+        extra = b.draw(st.integers(0, max(0, 3 - r)))
+        target: list[int | str] = [b.base_dim(j - r - extra) for j in range(extra)]
+        for i, d in enumerate(shape):
+            target.append(b.pick([1, b.base_dim(i - r)]) if d == 1 else d)
+        t = tuple(target)
+        b.add(gd.ops.broadcast_to(s, t), f"gd.ops.broadcast_to({a.code}, {t!r})")
+    elif op == "concat":
+        axis = b.draw(st.integers(-s.rank, s.rank - 1))
+        ax = axis % s.rank
+        parts: list[Any] = [s]
+        codes = [a.code]
+        for _ in range(b.pick([1, 1, 2])):
+            kind = b.pick(["self", "value", "constant"])
+            same = b.value(where=lambda v: v.sym.shape == s.shape and v is not a)
+            if kind == "value" and same is not None:
+                parts.append(same.sym)
+                codes.append(same.code)
+            elif kind == "constant" and all(isinstance(d, int) for i, d in enumerate(shape)
+                                            if i != ax):  # fmt: skip
+                cshape = tuple(b.pick([1, 2, 3]) if i == ax else int(d)
+                               for i, d in enumerate(shape))  # fmt: skip
+                arr, code = b.constant(b.dtype(), cshape)
+                parts.append(g.constant(arr))
+                codes.append(f"g.constant({code})")
+            else:
+                parts.append(s)
+                codes.append(a.code)
+        b.add(gd.ops.concat(parts, axis=axis), f"gd.ops.concat([{', '.join(codes)}], axis={axis})")
+    elif op == "expand_dims":
+        where: int | tuple[int, int] = b.draw(st.integers(-(s.rank + 1), s.rank))
+        if b.chance(0.2):
+            where = (0, -1)
+        b.add(gd.ops.expand_dims(s, where), f"gd.ops.expand_dims({a.code}, {where!r})")
+    else:
+        ones = [i for i, d in enumerate(shape) if d == 1]
+        sq: Any = None
+        if ones and b.chance(0.7):
+            sq = b.pick(ones)
+            if b.chance(0.3):
+                sq -= s.rank
+        b.add(gd.ops.squeeze(s, sq), f"gd.ops.squeeze({a.code}, {sq!r})")
+
+
+def _binary_operator(op: str, x: Any, y: Any) -> gd.Symbol:
+    fns: dict[str, Callable[[Any, Any], Any]] = {
+        "add": lambda p, q: p + q, "sub": lambda p, q: p - q, "mul": lambda p, q: p * q,
+        "div": lambda p, q: p / q, "floordiv": lambda p, q: p // q, "mod": lambda p, q: p % q,
+        "pow": lambda p, q: p**q, "bitwise_and": lambda p, q: p & q,
+        "bitwise_or": lambda p, q: p | q, "bitwise_xor": lambda p, q: p ^ q,
+        "equal": lambda p, q: p == q, "not_equal": lambda p, q: p != q,
+        "less": lambda p, q: p < q, "less_equal": lambda p, q: p <= q,
+        "greater": lambda p, q: p > q, "greater_equal": lambda p, q: p >= q,
+    }  # fmt: skip
+    out = fns[op](x, y)
+    assert isinstance(out, gd.Symbol), f"{op} with operator syntax gave {type(out).__name__}"
+    return out
+
+
+FAMILY: dict[str, str] = {
+    **{op: "arith" for op in ARITHMETIC},
+    **{op: "compare" for op in COMPARISONS},
+    **{op: "logical" for op in [*LOGICAL, "logical_not"]},
+    **{op: "bitwise" for op in [*BITWISE, "bitwise_not"]},
+    **{op: "unary" for op in UNARY if op not in ("bitwise_not", "logical_not")},
+    **{op: "reduce" for op in REDUCTIONS},
+    **{op: "shape" for op in SHAPE_OPS},
+    "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
+    "implicit_cast": "implicit_cast",
+}  # fmt: skip
+# every op equally likely (casts twice as likely); float mean and softmax are
+# order-dependent: moderate cases only
+STEP_OPS = [*FAMILY, "cast"]
+WILD_STEP_OPS = [op for op in STEP_OPS if op not in ("mean", "softmax")]
+
+
+@st.composite
+def fuzz_cases(draw: st.DrawFn, max_steps: int = 8) -> FuzzCase:
+    """A random well-typed graph under a random policy, with inputs (see the module doc)."""
+    moderate = draw(st.booleans())
+    policy = draw(st.sampled_from(gd.policy_names()))
+    base: tuple[int | str, ...] = draw(st.sampled_from(BASES))
+    symbolic = draw(st.integers(0, 99)) < 15
+    if symbolic:
+        base = ("n", *base[1:])
+    b = _Builder(draw, moderate, base)
+    n_in = b.draw(st.integers(1, 3))
+    types: dict[str, gd.TensorType] = {}
+    for i in range(n_in):
+        shape = _shape_of_base(b, base, full=symbolic and i == 0)
+        types[f"in{i}"] = gd.TensorType(b.dtype(), shape)
+    g = gd.Graph("fuzz", input_types=types, policy=policy)
+    b.g = g
+    type_code = ", ".join(f'"{k}": gd.TensorType(gd.{t.dtype.name}, {tuple(t.shape)!r})'
+                          for k, t in types.items())  # fmt: skip
+    b.lines.append(f'g = gd.Graph("fuzz", input_types={{{type_code}}}, policy="{policy}")')
+    for name, sym in zip(types, g.inputs, strict=True):
+        b.values.append(_Value(sym, name, False))
+    b.lines.append(f"{', '.join(types)}{',' if n_in == 1 else ''} = g.inputs")
+    step_ops = STEP_OPS if moderate else WILD_STEP_OPS
+    try:
+        for _ in range(draw(st.integers(2, max_steps))):
+            _step(b, b.pick(step_ops))
+        n_values = len(b.values)
+        picks = draw(st.lists(st.integers(0, n_values - 1), min_size=0, max_size=2))
+        outs: list[Any] = [b.values[k].sym for k in picks if k != n_values - 1]
+        codes = [b.values[k].code for k in picks if k != n_values - 1]
+        outs.append(b.values[-1].sym)
+        codes.append(b.values[-1].code)
+        if b.chance(0.1):
+            lit = b.pick([2, 0.1, True, -1])
+            outs.append(lit)
+            codes.append(_lit(lit))
+        g.output(*outs)
+        b.lines.append(f"g.output({', '.join(codes)})")
+    except BUILD_ERRORS:
+        assume(False)
+    seed = b.seed()
+    n = b.pick([1, 2, 3])
+    inputs = random_inputs(g, seed, moderate=moderate, n=n)
+    b.lines.append(f"inputs = random_inputs(g, seed={seed}, moderate={moderate}, n={n})")
+    return FuzzCase(g, inputs, "\n".join(b.lines), moderate, b.ops)

@@ -1,0 +1,188 @@
+"""Disagreements the random-graph fuzzer (tests/test_fuzz.py) found, each pinned as a small
+explicit graph: the numpy reference (``gd.evaluate``), onnxruntime and onnx's
+ReferenceEvaluator must give the values written here, dtype and shape included.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from fuzz_graphs import compare
+from onnx.reference import ReferenceEvaluator
+
+import graphdsl as gd
+from exporters.onnx import export, run
+
+
+def _three_ways(
+    g: gd.Graph, inputs: dict[str, np.ndarray]
+) -> dict[str, list[np.ndarray]]:
+    want = gd.evaluate(g, inputs)
+    model = export(g)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # numpy's warnings for inf - inf and the like
+        ref = [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]
+    return {"gd.evaluate": want, "onnxruntime": run(model, inputs), "ReferenceEvaluator": ref}
+
+
+def _assert_all(
+    g: gd.Graph, inputs: dict[str, np.ndarray], want: list[np.ndarray], *, without: str = ""
+) -> None:
+    """Every backend (but ``without``) gives ``want``, bit for bit (the sign of zero too)."""
+    problems = []
+    for backend, outs in _three_ways(g, inputs).items():
+        if backend == without:
+            continue
+        for k, (o, w) in enumerate(zip(outs, want, strict=True)):
+            msg = compare(o, w, gd.dtype(w.dtype), zero_sign=True)
+            if msg:
+                problems.append(f"output {k} on {backend}: {msg}")
+    assert not problems, "\n".join(problems)
+
+
+# Found by the fuzzer as: `g.output(-in0)` with in0 a bfloat16 scalar; onnxruntime returned
+# shape (1,). exporters/onnx/_run.py `_Session.__call__` feeds bfloat16/float8 inputs through
+# `np.ascontiguousarray(arr).view(...)`, and np.ascontiguousarray turns a 0-d array into a
+# 1-d one, so onnxruntime runs the model on shape (1,) and every output that depends on the
+# input comes back with an extra axis (outputs of other dtypes too).
+@pytest.mark.parametrize("dt", [gd.bfloat16, gd.float8_e4m3fn, gd.float8_e5m2])
+def test_scalar_bfloat16_and_float8_inputs_keep_rank_0_on_onnxruntime(dt: gd.DType) -> None:
+    g = gd.Graph("scalar_raw", input_types={"x": gd.TensorType(dt, ())})
+    (x,) = g.inputs
+    g.output(-x, x.cast(gd.float32))
+    inputs = {"x": np.array(1.5, dt.np)}
+    _assert_all(g, inputs, [np.array(-1.5, dt.np), np.array(1.5, np.float32)])
+
+
+# Found as: `gd.ops.broadcast_to(in0, ())` with in0 a float64 scalar; the reference returned
+# shape (1,) while onnxruntime and the ReferenceEvaluator return (). graphdsl/_rules.py
+# `_broadcast_to_impl` wraps the result in np.ascontiguousarray, which turns 0-d into 1-d.
+def test_broadcast_to_scalar_shape_keeps_rank_0_in_the_reference() -> None:
+    g = gd.Graph("bcast0", input_types={"x": gd.TensorType(gd.float64, ())})
+    g.output(gd.ops.broadcast_to(g.inputs[0], ()))
+    _assert_all(g, {"x": np.array(2.5)}, [np.array(2.5)])
+
+
+# Found as: `in0 + in0` on float8_e4m3fn with in0 = 240: the exact sum 480 is past the
+# largest finite e4m3fn (448) and rounds to NaN (ml_dtypes, the reference; also the ONNX spec
+# for Cast(saturate=0), which the ReferenceEvaluator follows), but onnxruntime 1.31's
+# Cast(saturate=0) to FLOAT8E4M3FN maps [480, 496) to 448. The exporter computes float8
+# arithmetic in float32 and casts back with a plain Cast (exporters/onnx/_builder.py
+# `Builder.cast`, used by `elementwise`); `_lower._to_float8` (explicit casts) corrects only
+# float8_e5m2, so explicit casts to e4m3fn are wrong the same way.
+def test_float8_e4m3fn_arithmetic_overflow_is_nan() -> None:
+    dt = gd.float8_e4m3fn
+    g = gd.Graph("e4m3_add", input_types={"x": gd.TensorType(dt, (3,)),
+                                          "y": gd.TensorType(dt, (3,))})  # fmt: skip
+    x, y = g.inputs
+    g.output(x + y)
+    inputs = {"x": np.array([240, 448, 256], dt.np), "y": np.array([240, 32, 224], dt.np)}
+    _assert_all(g, inputs, [np.full(3, np.nan, dt.np)])
+
+
+def test_cast_float32_to_float8_e4m3fn_overflow_is_nan() -> None:
+    g = gd.Graph("e4m3_cast", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    g.output(g.inputs[0].cast(gd.float8_e4m3fn))
+    inputs = {"x": np.array([480.0, 490.0, 440.0], np.float32)}
+    _assert_all(g, inputs, [np.array([np.nan, np.nan, 448], gd.float8_e4m3fn.np)])
+
+
+# The same family for float8_e5m2: a result in [61440, 65536) overflows to inf (ml_dtypes,
+# ONNX spec), but onnxruntime's Cast(saturate=0) gives NaN there. `_lower._to_float8` fixes
+# explicit casts, but float8_e5m2 arithmetic casts its float32 result back through the plain
+# `Builder.cast`, so 57344 + 4096 gives NaN on onnxruntime.
+def test_float8_e5m2_arithmetic_overflow_is_inf() -> None:
+    dt = gd.float8_e5m2
+    g = gd.Graph("e5m2_add", input_types={"x": gd.TensorType(dt, (3,)),
+                                          "y": gd.TensorType(dt, (3,))})  # fmt: skip
+    x, y = g.inputs
+    g.output(x + y)
+    inputs = {"x": np.array([57344, 49152, -57344], dt.np),
+              "y": np.array([4096, 12288, -4096], dt.np)}  # fmt: skip
+    _assert_all(g, inputs, [np.array([np.inf, np.inf, -np.inf], dt.np)])
+
+
+# Found as: `v4 = in0 / False; v7 = v4 @ g.constant(int32 [[-2], [-127399391], [2], [2]])` with
+# in0 holding both signs, so that a row of v4 holds inf and -inf (or NaN): the reference and
+# the ReferenceEvaluator give NaN, onnxruntime -inf. onnxruntime's extended graph optimizations
+# (MatMulScaleFusion) rewrite MatMul(Mul(x, s), B) and MatMul(Div(x, s), B) with a constant
+# scalar s into s * (x @ B), which is not the same in IEEE arithmetic: here inf * (2 - 1)
+# = inf instead of inf + -inf = NaN (and rounding differs for finite values). The exported
+# model is right; the session exporters/onnx/_run.py `_Session` creates keeps onnxruntime's
+# default optimization level (ORT_ENABLE_ALL); ORT_ENABLE_BASIC gives the reference's NaN.
+@pytest.mark.parametrize("scale", ["mul_inf", "div_zero"])
+def test_matmul_of_a_scaled_operand_keeps_ieee_semantics_on_onnxruntime(scale: str) -> None:
+    g = gd.Graph("scaled_matmul", input_types={"x": gd.TensorType(gd.float32, (1, 2))})
+    (x,) = g.inputs
+    scaled = x * float("inf") if scale == "mul_inf" else x / 0.0
+    g.output(scaled @ g.constant(np.ones((2, 1), np.float32)))
+    inputs = {"x": np.array([[2.0, -1.0]], np.float32)}  # [inf, -inf] @ [1, 1] = NaN
+    _assert_all(g, inputs, [np.array([[np.nan]], np.float32)])
+
+
+# Found as: `in0 @ g.constant(float32 [[-1.78, inf, 0.9]])` with in0 = uint8 [0]: 0 * inf is
+# NaN (the reference, onnxruntime), but onnx's ReferenceEvaluator computes MatMul of rank <= 2
+# operands with np.dot, whose BLAS kernels skip zero terms and give 0. Not a graphdsl bug:
+# tests/test_fuzz.py records such graphs as ReferenceEvaluator gaps (BLAS_ZERO_SKIP) and
+# compares them on the other two backends, as here.
+def test_matmul_zero_times_inf_is_nan() -> None:
+    g = gd.Graph("zero_inf", input_types={"x": gd.TensorType(gd.uint8, (1,))}, policy="jax-x32")
+    w = g.constant(np.array([[-1.75, np.inf, 0.5]], np.float32))
+    g.output(g.inputs[0] @ w)
+    inputs = {"x": np.array([0], np.uint8)}
+    _assert_all(g, inputs, [np.array([0.0, np.nan, 0.0], np.float32)],
+                without="ReferenceEvaluator")  # fmt: skip
+
+
+# Found (long mode) as: `v1 = False % in0; v4 = in0 / v1` on float8_e5m2: the reference gives
+# +inf where onnxruntime and the ReferenceEvaluator give -inf. numpy's float % gives a zero
+# remainder the divisor's sign (0.0 % -2.0 is -0.0, -0.0 % 2.0 is 0.0) and // keeps the sign
+# of a zero quotient (-0.0 // 2.0 is -0.0); exporters/onnx/_lower.py `_float_divmod` returns
+# fmod's zero (the dividend's sign) for %, and (a - m) / d for // turns -0.0 - -0.0 into
+# +0.0. The sign shows wherever the result divides something.
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64, gd.float16, gd.bfloat16, gd.float8_e5m2])
+def test_float_mod_and_floordiv_give_zero_numpys_sign(dt: gd.DType) -> None:
+    g = gd.Graph("zero_sign", input_types={"a": gd.TensorType(dt, (4,)),
+                                           "b": gd.TensorType(dt, (4,))})  # fmt: skip
+    a, b = g.inputs
+    g.output(a % b, a // b, 1.0 / (a % b), 1.0 / (a // b))
+    inputs = {"a": np.array([0.0, -0.0, 3.0, -3.0], dt.np),
+              "b": np.array([-2.0, 2.0, -3.0, 3.0], dt.np)}  # fmt: skip
+    mod = np.array([-0.0, 0.0, -0.0, 0.0], dt.np)
+    floordiv = np.array([-0.0, -0.0, -1.0, -1.0], dt.np)
+    inv_mod = np.array([-np.inf, np.inf, -np.inf, np.inf], dt.np)
+    inv_floordiv = np.array([-np.inf, -np.inf, -1.0, -1.0], dt.np)
+    _assert_all(g, inputs, [mod, floordiv, inv_mod, inv_floordiv])
+
+
+# Found while checking the sign of zero: for float16 x = -0.0, x + 0.0 is +0.0 (IEEE), so
+# 1.0 / (x + 0.0) is +inf; onnxruntime gives -inf. The exported model is right (with
+# ORT_DISABLE_ALL onnxruntime gives +inf); the ORT_ENABLE_BASIC session of
+# exporters/onnx/_run.py `_Session` folds Cast(0) and then removes Add(x, 0) as a no-op
+# (NoopElimination), which keeps -0.0. The same holds for bfloat16 (computed in float32 the
+# same way).
+@pytest.mark.parametrize("dt", [gd.float16, gd.bfloat16])
+def test_adding_zero_turns_negative_zero_positive_on_onnxruntime(dt: gd.DType) -> None:
+    g = gd.Graph("plus_zero", input_types={"x": gd.TensorType(dt, (2,))})
+    (x,) = g.inputs
+    g.output(1.0 / (x + 0.0))
+    inputs = {"x": np.array([-0.0, 0.0], dt.np)}
+    _assert_all(g, inputs, [np.array([np.inf, np.inf], dt.np)])
+
+
+# Found while checking the sign of zero: which zero maximum(-0.0, 0.0) (and relu(-0.0) =
+# maximum(-0.0, 0)) returns. The reference (numpy's maximum/minimum) returns the second
+# operand on a tie, onnxruntime's float32/float16 Max and Min the first (float64 agrees
+# with numpy), so 1.0 / relu(x) at x = -0.0 is +inf in the reference and -inf on
+# onnxruntime. exporters/onnx/_lower.py `_max_min` lowers float maximum/minimum to ONNX
+# Max/Min directly. The assertions compare with gd.evaluate, whatever zero it picks.
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16])
+def test_maximum_and_minimum_break_zero_ties_like_the_reference(dt: gd.DType) -> None:
+    g = gd.Graph("zero_ties", input_types={"x": gd.TensorType(dt, (2,)),
+                                           "y": gd.TensorType(dt, (2,))})  # fmt: skip
+    x, y = g.inputs
+    g.output(1.0 / gd.ops.relu(x), 1.0 / gd.ops.maximum(x, y), 1.0 / gd.ops.minimum(x, y))
+    inputs = {"x": np.array([-0.0, 0.0], dt.np), "y": np.array([0.0, -0.0], dt.np)}
+    _assert_all(g, inputs, gd.evaluate(g, inputs))
