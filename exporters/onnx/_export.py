@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from importlib.metadata import PackageNotFoundError, version
 
@@ -77,6 +78,21 @@ def export(
     ``check=False`` skips ``onnx.checker`` (it holds a second, C++ copy of the model plus
     inferred shapes: about 1.2 KB per node at a million nodes); the model is the same.
     """
+    # The pipeline allocates millions of short- and long-lived objects and frees nothing
+    # cyclic: the collector's full passes made cost per node grow with graph size
+    # (28 -> 49 us/node from 10k to 1M nodes); paused, it stays flat.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _export(graph, path, opset=opset, target=target, check=check)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _export(
+    graph: Graph, path: str | os.PathLike[str] | None, *, opset: int, target: str, check: bool
+) -> ModelProto:
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
     tgt = TARGETS[target]
