@@ -186,3 +186,17 @@ def test_maximum_and_minimum_break_zero_ties_like_the_reference(dt: gd.DType) ->
     g.output(1.0 / gd.ops.relu(x), 1.0 / gd.ops.maximum(x, y), 1.0 / gd.ops.minimum(x, y))
     inputs = {"x": np.array([-0.0, 0.0], dt.np), "y": np.array([0.0, -0.0], dt.np)}
     _assert_all(g, inputs, gd.evaluate(g, inputs))
+
+
+# Found (long mode) as: `v3 = in0 % float("-inf"); v8 = v3 - in0` with in0 an int8 0: numpy's
+# 0.0 % -inf is -0.0 (a zero remainder takes the divisor's sign), so 1.0 / (0.0 % -inf) is
+# -inf; onnxruntime and the ReferenceEvaluator give +0.0 and +inf. exporters/onnx/_lower.py
+# `_float_divmod` picks the zero's sign with `Builder.signbit` (exporters/onnx/_builder.py),
+# which tests 1 / x < 0: false for x = -inf, where 1 / x is -0.0 (x < 0 | 1 / x < 0 is not).
+def test_zero_remainder_takes_the_sign_of_an_infinite_divisor() -> None:
+    g = gd.Graph("mod_inf", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    (x,) = g.inputs
+    g.output(x % float("-inf"), 1.0 / (x % float("-inf")))
+    inputs = {"x": np.array([0.0, -0.0, 5.0], np.float32)}
+    _assert_all(g, inputs, [np.array([-0.0, -0.0, -np.inf], np.float32),
+                            np.array([-np.inf, -np.inf, -0.0], np.float32)])  # fmt: skip

@@ -248,10 +248,12 @@ class Builder:
         return self.cast(self.node("Mul", [magnitude.name, sign.name], f), x.dtype)
 
     def signbit(self, x: V) -> V:
-        """True where ``x`` is negative or -0.0 (1 / x < 0; NaN gives False)."""
+        """True where ``x`` is negative, -inf or -0.0 (x < 0 or 1 / x < 0; NaN gives False)."""
         one, zero = self.scalar(1.0, x.dtype), self.scalar(0.0, x.dtype)
         inv = self.node("Div", [one.name, x.name], x.dtype)
-        return self.node("Less", [inv.name, zero.name], T.bool)
+        negative = self.node("Less", [x.name, zero.name], T.bool)
+        negative_zero = self.node("Less", [inv.name, zero.name], T.bool)
+        return self.node("Or", [negative.name, negative_zero.name], T.bool)
 
     def scalar(self, value: Any, dt: DType) -> V:
         return self.const(np.asarray(value).astype(storage(dt).np if dt not in NARROW else dt.np),
