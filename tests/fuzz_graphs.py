@@ -25,8 +25,8 @@ literals are small (NaN and inf included: they give the same result in any order
 sum|x|`` for sums, as tests/test_onnx_matrix.py does.
 
 :func:`compare` then checks one output: dtype and shape, integers and bool exactly,
-floats within the output's tolerance (exact outputs bit for bit, but 0.0 equals -0.0), NaN
-in the same places.
+floats within the output's tolerance (exact outputs bit for bit; the sign of zero too when
+asked, as tests/test_fuzz.py does), NaN in the same places.
 """
 
 from __future__ import annotations
