@@ -739,9 +739,9 @@ def _first_line(path: Path) -> str:
 
 def errors_page() -> str:
     """The error-message gallery: every case of tests/bad_input_catalogue.py, triggered."""
-    import warnings  # noqa: PLC0415
+    import warnings
 
-    from bad_input_catalogue import gallery  # noqa: PLC0415 - tests/ is on sys.path
+    from bad_input_catalogue import gallery
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
