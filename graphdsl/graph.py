@@ -510,6 +510,18 @@ class Graph:
 
         verify(self)
 
+    def release(self) -> None:
+        """Drop this graph's nodes (it becomes empty).
+
+        Symbols and their graph refer to each other, so a dropped graph waits for the cycle
+        collector; passes release the intermediate graphs they made, so that a million-node
+        pipeline frees each one at once instead.
+        """
+        self.nodes = []
+        self.inputs = []
+        self.outputs = []
+        self._literals = {}
+
     def copy(self, name: str | None = None) -> Graph:
         """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""
         from graphdsl.passes.rewrite import Rewriter

@@ -40,8 +40,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
@@ -50,6 +49,7 @@ from graphdsl import lattices as _lat
 from graphdsl._table import render_table
 from graphdsl.dtypes import DType, Kind, dtype
 from graphdsl.lattice import Lattice, Node, Weak, node_name
+from graphdsl.notation import JAX_CODES, notation_for
 
 __all__ = [
     "Decision",
@@ -110,19 +110,6 @@ Operand: TypeAlias = "DType | tuple[DType, bool] | Promoted | bool | int | float
 
 def _type_str(d: DType, ambiguous: bool) -> str:
     return f"{d.name}{'?' if ambiguous else ''}"
-
-
-@dataclass(frozen=True)
-class _Notation:
-    """Codes a policy's tables are printed in (the notation of its seed document)."""
-
-    code: Callable[[DType], str]
-    ambiguous: Callable[[DType, Kind], str]
-    order: tuple[DType, ...] = ()
-
-    def sort(self, dts: list[DType]) -> list[DType]:
-        rank = {d: i for i, d in enumerate(self.order)}
-        return sorted(dts, key=lambda d: rank.get(d, len(rank))) if rank else dts
 
 
 class Policy:
@@ -469,14 +456,14 @@ class Policy:
         ambiguous versions of the dtypes and the columns the known ones (seed 004's
         second table). ``-`` marks an undefined promotion.
         """
-        notation = _NOTATIONS.get(self.name, _BITS)
+        notation = notation_for(self.name)
         dts = notation.sort(self.table_dtypes())
         cols: list[tuple[DType, bool]] = [(d, False) for d in dts]
         if ambiguous_rows:
             rows = [(d, True) for d in dts]
         else:
             rows = list(cols)
-            if notation is _JAX:
+            if notation is JAX_CODES:
                 kinds = [DType.int64, DType.float64, DType.complex128]
                 covered = [k for k in kinds if Weak.of(k.kind) in self.lattice or k.kind.rank]
                 lits = [(self.default_dtype(k.kind), True) for k in covered]
@@ -568,82 +555,6 @@ def literal_fix(value: bool | int | float | complex, target: DType) -> str:
     if target.is_integer and isinstance(value, float):
         return "use an integer literal, or cast the other operand to a float dtype"
     return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
-
-
-# ---------------------------------------------------------------------- notations
-
-
-_STANDARD = [
-    DType.bool,
-    DType.uint8,
-    DType.uint16,
-    DType.uint32,
-    DType.uint64,
-    DType.int8,
-    DType.int16,
-    DType.int32,
-    DType.int64,
-    DType.bfloat16,
-    DType.float16,
-    DType.float32,
-    DType.float64,
-    DType.complex64,
-    DType.complex128,
-]
-
-
-def _byte_code(d: DType) -> str:
-    """Seed 000's codes: b1, u1..u8 and i1..i8 by bytes, bf, f2..f8, c8, c16."""
-    if d is DType.bool:
-        return "b1"
-    if d is DType.bfloat16:
-        return "bf"
-    if d not in _STANDARD:
-        return d.code
-    prefix = {Kind.signed: "i", Kind.unsigned: "u", Kind.float: "f", Kind.complex: "c"}[d.kind]
-    return f"{prefix}{d.np.itemsize}"
-
-
-_JAX = _Notation(
-    code=_byte_code,
-    ambiguous=lambda d, k: str(Weak.of(k)) if Weak.of(k) else _byte_code(d),
-    order=tuple(_STANDARD),
-)
-_ANVIL = _Notation(
-    code=lambda d: "i1" if d is DType.bool else d.code.replace("u", "ui"),
-    ambiguous=lambda d, k: ("i1" if d is DType.bool else d.code.replace("u", "ui")) + "?",
-    order=(
-        DType.bool,
-        DType.int8,
-        DType.int16,
-        DType.int32,
-        DType.int64,
-        DType.uint8,
-        DType.uint16,
-        DType.uint32,
-        DType.uint64,
-    ),
-)
-_NAMES = _Notation(
-    code=lambda d: d.name,
-    ambiguous=lambda d, k: d.name + "?",
-    order=(
-        DType.bool, DType.int8, DType.int16, DType.int32, DType.int64, DType.uint8, DType.uint16,
-        DType.uint32, DType.uint64, DType.index, DType.address, DType.float16, DType.bfloat16,
-        DType.float32, DType.tensor_float32, DType.float64,
-    ),
-)
-_BITS = _Notation(code=lambda d: d.code, ambiguous=lambda d, k: d.code + "?")
-
-_NOTATIONS = {
-    "jax": _JAX,
-    "jax-x32": _JAX,
-    "jax-strict": _JAX,
-    "default": _ANVIL,
-    "anvil": _ANVIL,
-    "max": _NAMES,
-    "array-api": _JAX,
-}
 
 
 # ---------------------------------------------------------------------- registry

@@ -154,7 +154,9 @@ def _export(
     g.doc_string = f"graphdsl graph {graph.name!r} (policy {graph.policy.name!r})"
     g.input.extend(_value_info(s.attrs["name"], s) for s in lowered.inputs)
     g.output.extend(_value_info(nm, o) for nm, o in zip(outputs, lowered.outputs, strict=True))
-    del lowered, env, names  # the intermediate graph is not needed for checking and saving
+    if lowered is not graph:
+        lowered.release()  # not needed for checking and saving; free it before they run
+    del lowered, env, names
     model.ir_version = IR_VERSION
     model.opset_import.append(helper.make_opsetid("", opset))
     model.producer_name = "graphdsl"

@@ -35,8 +35,11 @@ def run_passes(
     from graphdsl.verify import verify as check
 
     explicit = False
+    first = graph
     for p in passes:
-        graph = p(graph)
+        previous, graph = graph, p(graph)
+        if previous is not first and previous is not graph:
+            previous.release()  # an intermediate nobody else holds: free it now
         explicit = explicit or p is implicit_cast
         if verify:
             check(graph, explicit_casts=explicit)
