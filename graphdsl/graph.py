@@ -250,8 +250,7 @@ Operand = Symbol | Scalar | np.ndarray | np.generic
 
 
 def _binary(op: str, a: object, b: object) -> Symbol:
-    g = a.graph if isinstance(a, Symbol) else b.graph  # type: ignore[attr-defined]
-    return g._apply(op, (a, b), {})
+    return _apply_op(op, (a, b), {})
 
 
 def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:

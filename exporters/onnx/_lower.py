@@ -366,6 +366,10 @@ def _axes(node: Symbol) -> tuple[int, ...]:
     return axes
 
 
+def _keepdims(node: Symbol) -> int:
+    return int(bool(node.attrs.get("keepdims")))
+
+
 def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int) -> V:
     cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
     xc = b.cast(x, cd)
@@ -379,7 +383,7 @@ def _extremum(onnx_op: str) -> Lowering:
         axes = _axes(node)
         if not axes:
             return x
-        keep = int(bool(node.attrs.get("keepdims")))
+        keep = _keepdims(node)
         d = storage(x.dtype)
         if d is T.uint32:  # exact in float64; int64 ReduceMax/Min are wrong on onnxruntime 1.31
             return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep), x.dtype)
@@ -415,7 +419,7 @@ def _reduce(onnx_op: str) -> Lowering:
         axes = _axes(node)
         if not axes:
             return args[0]
-        return _reduce_axes(b, onnx_op, args[0], axes, int(bool(node.attrs.get("keepdims"))))
+        return _reduce_axes(b, onnx_op, args[0], axes, _keepdims(node))
 
     return lower
 
@@ -436,11 +440,9 @@ def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple
 
 @_register("sum")
 def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x = args[0]
-    axes = _axes(node)
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
     if not axes:
         return x
-    keep = int(bool(node.attrs.get("keepdims")))
     if x.dtype.kind is Kind.float:
         return _reduce_axes(b, "ReduceSum", x, axes, keep)
     # Integers wrap in numpy; ONNX ReduceSum saturates (and int64 goes through double).
@@ -464,11 +466,9 @@ def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 @_register("prod")
 def _prod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x = args[0]
-    axes = _axes(node)
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
     if not axes:
         return x
-    keep = int(bool(node.attrs.get("keepdims")))
     if x.dtype.kind is Kind.float:
         return _reduce_axes(b, "ReduceProd", x, axes, keep)
     # Integer products wrap in numpy; ONNX ReduceProd saturates. Scan multiplies exactly.
