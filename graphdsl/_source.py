@@ -25,12 +25,22 @@ class Location(NamedTuple):
         return linecache.getline(self.file, self.line).strip()
 
 
+_SEEN: dict[tuple[str, int], Location] = {}
+
+
 def user_location() -> Location | None:
-    """The caller's frame that is not inside the graphdsl package."""
+    """The caller's frame that is not inside the graphdsl package.
+
+    Locations are interned: a loop that builds a million nodes on one line shares one.
+    """
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_PKG):
-            return Location(name, frame.f_lineno)
+            key = (name, frame.f_lineno)
+            loc = _SEEN.get(key)
+            if loc is None:
+                loc = _SEEN[key] = Location(name, key[1])
+            return loc
         frame = frame.f_back  # type: ignore[assignment]
     return None

@@ -150,88 +150,88 @@ class Symbol:
 
     # -- operators: all build nodes through gd.ops
     def __add__(self, o: Operand) -> Symbol:
-        return _binary("add", self, o)
+        return self.graph._apply("add", (self, o), {})
 
     def __radd__(self, o: Operand) -> Symbol:
-        return _binary("add", o, self)
+        return self.graph._apply("add", (o, self), {})
 
     def __sub__(self, o: Operand) -> Symbol:
-        return _binary("sub", self, o)
+        return self.graph._apply("sub", (self, o), {})
 
     def __rsub__(self, o: Operand) -> Symbol:
-        return _binary("sub", o, self)
+        return self.graph._apply("sub", (o, self), {})
 
     def __mul__(self, o: Operand) -> Symbol:
-        return _binary("mul", self, o)
+        return self.graph._apply("mul", (self, o), {})
 
     def __rmul__(self, o: Operand) -> Symbol:
-        return _binary("mul", o, self)
+        return self.graph._apply("mul", (o, self), {})
 
     def __truediv__(self, o: Operand) -> Symbol:
-        return _binary("div", self, o)
+        return self.graph._apply("div", (self, o), {})
 
     def __rtruediv__(self, o: Operand) -> Symbol:
-        return _binary("div", o, self)
+        return self.graph._apply("div", (o, self), {})
 
     def __floordiv__(self, o: Operand) -> Symbol:
-        return _binary("floordiv", self, o)
+        return self.graph._apply("floordiv", (self, o), {})
 
     def __rfloordiv__(self, o: Operand) -> Symbol:
-        return _binary("floordiv", o, self)
+        return self.graph._apply("floordiv", (o, self), {})
 
     def __mod__(self, o: Operand) -> Symbol:
-        return _binary("mod", self, o)
+        return self.graph._apply("mod", (self, o), {})
 
     def __rmod__(self, o: Operand) -> Symbol:
-        return _binary("mod", o, self)
+        return self.graph._apply("mod", (o, self), {})
 
     def __pow__(self, o: Operand) -> Symbol:
-        return _binary("pow", self, o)
+        return self.graph._apply("pow", (self, o), {})
 
     def __rpow__(self, o: Operand) -> Symbol:
-        return _binary("pow", o, self)
+        return self.graph._apply("pow", (o, self), {})
 
     def __matmul__(self, o: Operand) -> Symbol:
-        return _binary("matmul", self, o)
+        return self.graph._apply("matmul", (self, o), {})
 
     def __rmatmul__(self, o: Operand) -> Symbol:
-        return _binary("matmul", o, self)
+        return self.graph._apply("matmul", (o, self), {})
 
     def __and__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_and", self, o)
+        return self.graph._apply("bitwise_and", (self, o), {})
 
     def __rand__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_and", o, self)
+        return self.graph._apply("bitwise_and", (o, self), {})
 
     def __or__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_or", self, o)
+        return self.graph._apply("bitwise_or", (self, o), {})
 
     def __ror__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_or", o, self)
+        return self.graph._apply("bitwise_or", (o, self), {})
 
     def __xor__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_xor", self, o)
+        return self.graph._apply("bitwise_xor", (self, o), {})
 
     def __rxor__(self, o: Operand) -> Symbol:
-        return _binary("bitwise_xor", o, self)
+        return self.graph._apply("bitwise_xor", (o, self), {})
 
     def __eq__(self, o: object) -> Symbol:  # type: ignore[override]
-        return _binary("equal", self, o)
+        return self.graph._apply("equal", (self, o), {})
 
     def __ne__(self, o: object) -> Symbol:  # type: ignore[override]
-        return _binary("not_equal", self, o)
+        return self.graph._apply("not_equal", (self, o), {})
 
     def __lt__(self, o: Operand) -> Symbol:
-        return _binary("less", self, o)
+        return self.graph._apply("less", (self, o), {})
 
     def __le__(self, o: Operand) -> Symbol:
-        return _binary("less_equal", self, o)
+        return self.graph._apply("less_equal", (self, o), {})
 
     def __gt__(self, o: Operand) -> Symbol:
-        return _binary("greater", self, o)
+        return self.graph._apply("greater", (self, o), {})
 
     def __ge__(self, o: Operand) -> Symbol:
-        return _binary("greater_equal", self, o)
+        return self.graph._apply("greater_equal", (self, o), {})
 
     def __neg__(self) -> Symbol:
         return self.graph._apply("negative", (self,), {})
@@ -248,9 +248,9 @@ class Symbol:
 
 Operand = Symbol | Scalar | np.ndarray | np.generic
 
-
-def _binary(op: str, a: object, b: object) -> Symbol:
-    return _apply_op(op, (a, b), {})
+# The attributes of every node built without any: a node's attributes never change once
+# it is built (passes share them between graphs), so one empty dict serves them all.
+_NO_ATTRS: dict[str, Any] = {}
 
 
 def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
@@ -313,6 +313,8 @@ class Graph:
         self._frozen: str | None = None
         self._derived = False
         self._literals: dict[tuple[str, str], Symbol] = {}
+        self._rules: dict[tuple[str, tuple[TensorType, ...]], tuple[tuple[DType, ...], TensorType]]
+        self._rules = {}
         items = (
             list(input_types.items())
             if isinstance(input_types, Mapping)
@@ -454,13 +456,13 @@ class Graph:
             )
 
     def _apply(self, op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
-        from graphdsl._rules import OPS
-
+        """Build ``op`` on ``args``: operands become symbols, the type rule runs, checks."""
         loc = user_location()
         inputs: list[Symbol] = []
         for a in args:
             if isinstance(a, Symbol):
-                self._own(a, op, loc)
+                if a.graph is not self:
+                    self._own(a, op, loc)
                 inputs.append(a)
             elif isinstance(a, (bool, int, float, complex, np.generic)):
                 inputs.append(self._literal(a.item() if isinstance(a, np.generic) else a, loc))
@@ -472,31 +474,62 @@ class Graph:
                     f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
                     "operand; use a Symbol, a Python scalar or a numpy array"
                 )
-        opdef = OPS[op]
-        types = [s.type for s in inputs]
-        try:
-            in_dtypes, out = opdef.rule(self.policy, types, attrs)
-        except PromotionError as e:
-            raise PromotionError(
-                f"{op} (at {loc}): {e}", lhs=e.lhs, rhs=e.rhs, policy=e.policy, fix=e.fix
-            ) from None
-        except (OpTypeError, ShapeError) as e:
-            raise type(e)(f"{op} (at {loc}): {e}") from None
-        for k, (s, want) in enumerate(zip(inputs, in_dtypes, strict=True)):
-            if s.op == "literal" and k not in opdef.truthy:
-                problem = self.policy.literal_problem(s.attrs["value"], want)
-                if problem:
-                    raise LiteralError(
-                        f"{op} (at {loc}): the literal {s.attrs['value']!r} {problem} "
-                        f"(operand types {', '.join(str(t) for t in types)}, policy "
-                        f"{self.policy.name!r}); {literal_fix(s.attrs['value'], want)}"
-                    )
+        types = tuple([s.type for s in inputs])
+        # A rule is a pure function of (policy, operand types, attributes): ops without
+        # attributes are decided once per graph and operand types (a loop building the same
+        # op repeats them), and their nodes share the resulting type objects.
+        hit = None if attrs else self._rules.get((op, types))
+        if hit is None:
+            hit = self._rule(op, types, attrs, loc)
+            if not attrs:
+                self._rules[(op, types)] = hit
+                attrs = _NO_ATTRS
+        in_dtypes, out = hit
+        for k, s in enumerate(inputs):
+            if s.op == "literal":
+                self._check_literal(op, k, s, in_dtypes[k], types, loc)
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
             from graphdsl.passes.lint import warn_node
 
             warn_node(sym)
         return sym
+
+    def _rule(
+        self, op: str, types: tuple[TensorType, ...], attrs: dict[str, Any], loc: Location | None
+    ) -> tuple[tuple[DType, ...], TensorType]:
+        from graphdsl._rules import OPS
+
+        try:
+            return OPS[op].rule(self.policy, list(types), attrs)
+        except PromotionError as e:
+            raise PromotionError(
+                f"{op} (at {loc}): {e}", lhs=e.lhs, rhs=e.rhs, policy=e.policy, fix=e.fix
+            ) from None
+        except (OpTypeError, ShapeError) as e:
+            raise type(e)(f"{op} (at {loc}): {e}") from None
+
+    def _check_literal(
+        self,
+        op: str,
+        k: int,
+        s: Symbol,
+        want: DType,
+        types: tuple[TensorType, ...],
+        loc: Location | None,
+    ) -> None:
+        from graphdsl._rules import OPS
+
+        if k in OPS[op].truthy:
+            return  # converted by truth value: any literal fits
+        value = s.attrs["value"]
+        problem = self.policy.literal_problem(value, want)
+        if problem:
+            raise LiteralError(
+                f"{op} (at {loc}): the literal {value!r} {problem} (operand types "
+                f"{', '.join(str(t) for t in types)}, policy {self.policy.name!r}); "
+                f"{literal_fix(value, want)}"
+            )
 
     # -- whole-graph operations
     def verify(self) -> None:
@@ -520,6 +553,7 @@ class Graph:
         self.inputs = []
         self.outputs = []
         self._literals = {}
+        self._rules = {}
 
     def copy(self, name: str | None = None) -> Graph:
         """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""

@@ -184,3 +184,20 @@ def test_random_graphs_agree_on_three_backends() -> None:
     assert set(stats.policies) == set(gd.policy_names())
     wanted = {d.name for d in ALL_DTYPES}
     assert wanted <= set(stats.dtypes), f"dtypes never drawn: {sorted(wanted - set(stats.dtypes))}"
+
+
+def test_canonicalize_is_the_pass_pipeline_in_one_sweep() -> None:
+    """export lowers ``canonicalize(g)``: node for node the graph ``run_passes(g)`` gives."""
+    differ = []
+
+    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+    @given(fuzz_cases())
+    def check(case: FuzzCase) -> None:
+        one, four = gd.passes.canonicalize(case.graph), gd.passes.run_passes(case.graph)
+        gd.verify.verify(one, explicit_casts=True)
+        if str(one) != str(four):
+            differ.append(f"{case.code}\none sweep:\n{one}\nfour passes:\n{four}")
+
+    check()
+    assert not differ, f"{len(differ)} graphs differ; the first:\n{differ[0]}"

@@ -211,11 +211,14 @@ class Builder:
         """
         d = args[0].dtype
         cd = self.compute_dtype(key or op, d, narrow_in_f32=narrow_in_f32, bits=bits)
-        xs = [self.cast(a, cd).name for a in args]
+        xs = [*fixed]
+        for a in args:
+            xs.append(a.name if a.dtype is cd else self.cast(a, cd).name)
         if result_bool:
-            return self.node(op, [*fixed, *xs], T.bool, **attrs)
-        out = self.node(op, [*fixed, *xs], cd, **attrs)
-        return self.cast(out, out_dtype or d)
+            return self.node(op, xs, T.bool, **attrs)
+        out = self.node(op, xs, cd, **attrs)
+        want = out_dtype or d
+        return out if want is cd else self.cast(out, want)
 
     def select(self, cond: V, x: V, y: V) -> V:
         """``Where(cond, x, y)``, legalized (Where is exact under widening and reinterpretation).

@@ -15,7 +15,7 @@ from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol
-from graphdsl.passes import run_passes
+from graphdsl.passes import canonicalize
 from graphdsl.printing import value_names
 from graphdsl.verify import verify
 
@@ -99,7 +99,7 @@ def _export(
     _check_opset(graph, opset)
     verify(graph, check_types=False)  # structure; every node's types were checked when built
     graph.freeze("exported to ONNX")
-    lowered = run_passes(graph)
+    lowered = canonicalize(graph)
     b = Builder(tgt)
     total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
     large = total >= EXTERNAL_DATA_THRESHOLD
@@ -114,7 +114,6 @@ def _export(
             b.external = ExternalData(os.fspath(path))
         except OSError as e:
             raise ExportError(f"cannot write {os.fspath(path)!r}.data: {e.strerror or e}") from e
-    names = value_names(lowered)
     env: dict[int, V] = {}
     sources: dict[str, tuple[str, int]] = {}
     for s in lowered.inputs:
@@ -125,27 +124,29 @@ def _export(
                 sources.setdefault(d, (nm, axis))
     dims = SymbolicDims(b, sources)
     for node in lowered.nodes:
-        if node.op == "input":
+        op = node.op
+        if op == "input":
             continue
-        if node.dtype in _COMPLEX or not _COMPLEX.isdisjoint(node.in_dtypes):
+        out = node.type.dtype
+        if out in _COMPLEX or not _COMPLEX.isdisjoint(node.in_dtypes):
             raise ExportError(
-                f"{node.op} at {node.loc}: complex dtypes cannot be exported to ONNX for "
+                f"{op} at {node.loc}: complex dtypes cannot be exported to ONNX for "
                 "onnxruntime (it cannot load complex tensors); keep complex values out of "
                 "exported graphs"
             )
-        if node.op == "constant":
-            env[id(node)] = b.const(node.attrs["value"], node.dtype, "const")
+        if op == "constant":
+            env[id(node)] = b.const(node.attrs["value"], out, "const")
             continue
-        args = [env[id(i)] for i in node.inputs]
-        for k, (a, want) in enumerate(zip(args, node.in_dtypes, strict=True)):
-            if a.dtype is not want:
-                raise ExportError(
-                    f"internal: operand {k} of {node.op} {names[id(node)]} is {a.dtype.name} "
-                    f"but the op computes in {want.name}; the implicit_cast pass should have "
-                    "made them match"
-                )
+        # operands are in the op's operand dtypes: canonicalize made every cast explicit,
+        # and each value below was checked to have its symbol's dtype when it was made
         b.context = node  # formatted only if an error needs it
-        env[id(node)] = LOWER[node.op](b, node, args, dims)
+        v = LOWER[op](b, node, [env[id(i)] for i in node.inputs], dims)
+        if v.dtype is not out:
+            raise ExportError(
+                f"internal: the lowering of {op} {value_names(lowered)[id(node)]} gave "
+                f"{v.dtype.name}, but the op's result is {out.name}"
+            )
+        env[id(node)] = v
     b.context = ""  # drop the reference to the last node (and through it, its graph)
     outputs = _name_outputs(b, lowered, env)
     model = b.model  # built in place (make_graph and make_model would copy every node)
@@ -156,7 +157,7 @@ def _export(
     g.output.extend(_value_info(nm, o) for nm, o in zip(outputs, lowered.outputs, strict=True))
     if lowered is not graph:
         lowered.release()  # not needed for checking and saving; free it before they run
-    del lowered, env, names
+    del lowered, env
     model.ir_version = IR_VERSION
     model.opset_import.append(helper.make_opsetid("", opset))
     model.producer_name = "graphdsl"
@@ -171,27 +172,27 @@ def _export(
 
 def _name_outputs(b: Builder, g: Graph, env: dict[int, V]) -> list[str]:
     """Give outputs the names output0, output1...; rename producers, or add Identity."""
-    wanted = {env[id(o)].name for o in g.outputs}
-    produced = {out for node in reversed(b.nodes) for out in node.output if out in wanted}
-    renames: dict[str, str] = {}
+    nodes = b.nodes
+    not_produced = {s.attrs["name"] for s in g.inputs} | {t.name for t in b.initializers}
+    renamed: dict[str, str] = {}
     names = []
     for k, o in enumerate(g.outputs):
         v = env[id(o)]
         name = f"output{k}"
-        if v.name in produced and v.name not in renames:
-            renames[v.name] = name
-        else:
-            b.node("Identity", [renames.get(v.name, v.name)], v.dtype)
-            b.nodes[len(b.nodes) - 1].output[0] = name
+        if v.name in not_produced or v.name in renamed:
+            b.node("Identity", [renamed.get(v.name, v.name)], v.dtype)
+            nodes[len(nodes) - 1].output[0] = name
+        else:  # rename the value where it is made, and in the nodes after that use it
+            renamed[v.name] = name
+            at = len(nodes) - 1
+            while v.name not in nodes[at].output:
+                at -= 1
+            for node in nodes[at:]:
+                for field in (node.input, node.output):
+                    for i, x in enumerate(field):
+                        if x == v.name:
+                            field[i] = name
         names.append(name)
-    if renames:
-        for node in b.nodes:
-            for i, x in enumerate(node.input):
-                if x in renames:
-                    node.input[i] = renames[x]
-            for i, x in enumerate(node.output):
-                if x in renames:
-                    node.output[i] = renames[x]
     return names
 
 

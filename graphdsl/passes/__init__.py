@@ -7,12 +7,13 @@ from graphdsl.passes.dce import dce
 from graphdsl.passes.fold import fold_constants
 from graphdsl.passes.implicit_cast import explain, implicit_cast
 from graphdsl.passes.lint import LossyCast, LossyCastWarning, lint_lossy
-from graphdsl.passes.pipeline import DEFAULT_PASSES, run_passes
+from graphdsl.passes.pipeline import DEFAULT_PASSES, canonicalize, run_passes
 
 __all__ = [
     "DEFAULT_PASSES",
     "LossyCast",
     "LossyCastWarning",
+    "canonicalize",
     "cse",
     "dce",
     "explain",

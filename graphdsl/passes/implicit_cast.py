@@ -32,7 +32,7 @@ from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType
 from graphdsl.passes.rewrite import Rewriter
 
-__all__ = ["explain", "implicit_cast", "is_lossless"]
+__all__ = ["explain", "implicit_cast", "is_lossless", "make_casts_explicit"]
 
 
 def is_lossless(src: DType, dst: DType) -> bool:
@@ -116,7 +116,11 @@ class _Caster:
 
 def implicit_cast(graph: Graph) -> Graph:
     """A new graph with explicit casts; ``graph`` is unchanged."""
-    rw = Rewriter(graph)
+    return make_casts_explicit(graph, Rewriter(graph))
+
+
+def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
+    """The implicit_cast rewrite of ``graph``, adding through ``rw`` (which may also fold)."""
     caster = _Caster(rw)
     for node in graph.nodes:
         if node.op in ("input", "literal"):

@@ -1,29 +1,51 @@
-"""Rewriter: build a new graph from an old one, node by node (the base of every pass)."""
+"""Rewriter: build a new graph from an old one, node by node (the base of every pass).
+
+A rewriter may also simplify as it adds, in the manner of a folding IR builder: with
+``fold=True`` a node whose operands are all (small) constants becomes a constant of its
+value, and with ``cse=True`` a node identical to one added before (same op, operands,
+attributes and types) is not added again: the earlier one is returned. The standard
+pipeline runs implicit_cast, folding and CSE this way in one sweep over the graph.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
+
+import numpy as np
 
 from graphdsl._source import Location
 from graphdsl.dtypes import DType
+from graphdsl.evaluate import apply_op
 from graphdsl.graph import Graph, Symbol, TensorType
+from graphdsl.shapes import num_elements
 
-__all__ = ["Rewriter"]
+__all__ = ["MAX_FOLDED_ELEMENTS", "Rewriter", "drop_dead"]
+
+# folding reads every operand and writes the result: larger ones are left to run time
+MAX_FOLDED_ELEMENTS = 1 << 16
+# constants up to this size are merged by value; larger ones by identity only
+_MAX_CSE_CONST_BYTES = 1 << 16
 
 
 class Rewriter:
     """Copies ``old`` into a fresh graph with the same name, policy and inputs.
 
     ``map`` sends each old symbol to its new counterpart; passes fill it as they go and
-    call :meth:`finish` to set the outputs.
+    call :meth:`finish` to set the outputs. ``fold`` and ``cse`` make :meth:`add` fold
+    constant nodes and merge identical ones.
     """
 
-    def __init__(self, old: Graph, *, name: str | None = None) -> None:
+    def __init__(
+        self, old: Graph, *, name: str | None = None, fold: bool = False, cse: bool = False
+    ) -> None:
         self.old = old
         self.new = Graph(name or old.name, policy=old.policy, warn_lossy=False)
         self.new.warn_lossy = old.warn_lossy
         self.new._derived = True  # made by a pass, not by the user's code
         self.map: dict[int, Symbol] = {}
+        self.fold = fold
+        self.seen: dict[Hashable, Symbol] | None = {} if cse else None
         for s in old.inputs:
             n = self.new._add("input", (), dict(s.attrs), s.type, (), s.loc)
             self.new.inputs.append(n)
@@ -38,22 +60,92 @@ class Rewriter:
         in_dtypes: tuple[DType, ...],
         loc: Location | None,
     ) -> Symbol:
-        return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
+        """Add a node to the new graph (folded, or an identical earlier one, if enabled)."""
+        if self.fold and inputs and _foldable(inputs, typ):
+            value = apply_op(op, attrs, in_dtypes, typ, [a.attrs["value"] for a in inputs], {})
+            op, inputs, attrs, in_dtypes = "constant", (), {"value": value}, ()
+            typ = TensorType(typ.dtype, typ.shape)
+        seen = self.seen
+        if seen is None:
+            return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
+        key = _cse_key(op, inputs, attrs, typ, in_dtypes)
+        if key is None:
+            return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
+        hit = seen.get(key)
+        if hit is None:
+            hit = seen[key] = self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
+        return hit
 
     def copy_node(
         self, node: Symbol, inputs: tuple[Symbol, ...] | None = None, *, known: bool = False
     ) -> Symbol:
-        """Copy ``node`` with its inputs mapped (or ``inputs``); ``known`` clears ambiguity."""
+        """Add ``node`` with its inputs mapped (or ``inputs``); ``known`` clears ambiguity."""
         m = self.map
         args = inputs if inputs is not None else tuple([m[id(i)] for i in node.inputs])
         typ = node.type
         if known and typ.ambiguous:
             typ = TensorType(typ.dtype, typ.shape)
         # attributes are never changed after a node is built, so graphs may share them
-        new = self.new._add(node.op, args, node.attrs, typ, node.in_dtypes, node.loc)
+        new = self.add(node.op, args, node.attrs, typ, node.in_dtypes, node.loc)
         m[id(node)] = new
         return new
 
     def finish(self) -> Graph:
         self.new.outputs = [self.map[id(o)] for o in self.old.outputs]
         return self.new
+
+
+def drop_dead(graph: Graph) -> Graph:
+    """Remove, in place, the nodes no output depends on (inputs stay); returns ``graph``.
+
+    For graphs a pass has just made and nobody else holds; :func:`~graphdsl.passes.dce`
+    is the copying pass.
+    """
+    live = {id(o) for o in graph.outputs}
+    keep: list[Symbol] = []
+    for node in reversed(graph.nodes):
+        if id(node) in live or node.op == "input":
+            keep.append(node)
+            for i in node.inputs:
+                live.add(id(i))
+    if len(keep) != len(graph.nodes):
+        keep.reverse()
+        for k, node in enumerate(keep):
+            node.id = k
+        graph.nodes = keep
+    return graph
+
+
+def _foldable(inputs: tuple[Symbol, ...], typ: TensorType) -> bool:
+    for a in inputs:
+        if a.op != "constant" or a.attrs["value"].size > MAX_FOLDED_ELEMENTS:
+            return False
+    size = num_elements(typ.shape)
+    return size is not None and size <= MAX_FOLDED_ELEMENTS
+
+
+def _cse_key(
+    op: str,
+    inputs: tuple[Symbol, ...],
+    attrs: dict[str, Any],
+    typ: TensorType,
+    in_dtypes: tuple[DType, ...],
+) -> Hashable | None:
+    if op == "constant" and attrs["value"].nbytes > _MAX_CSE_CONST_BYTES:
+        return None  # large constants are compared by identity only
+    akey = _attr_key(attrs) if attrs else ()
+    return (op, tuple([id(i) for i in inputs]), akey, typ, in_dtypes)
+
+
+def _attr_key(v: Any) -> Hashable:
+    if isinstance(v, np.ndarray):
+        return ("nd", v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, (list, tuple)):
+        return tuple(_attr_key(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _attr_key(x)) for k, x in v.items()))
+    if isinstance(v, (DType, int, str)) or v is None:
+        return (type(v).__name__, v)
+    if isinstance(v, (float, complex)):
+        return (type(v).__name__, repr(v))  # keeps 0.0 and -0.0 apart; nan equals nan
+    return (type(v).__name__, v)
