@@ -133,8 +133,7 @@ class Symbol:
         where = f" at {self.loc}" if self.loc else ""
         return f"<Symbol {self.op} {self.type} of graph {self.graph.name!r}{where}>"
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # by identity (``==`` builds a node)
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -251,6 +250,8 @@ Operand = Symbol | Scalar | np.ndarray | np.generic
 # The attributes of every node built without any: a node's attributes never change once
 # it is built (passes share them between graphs), so one empty dict serves them all.
 _NO_ATTRS: dict[str, Any] = {}
+# what a type rule decides: operand dtypes, result type, operands taken by truth value
+_Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 
 
 def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
@@ -312,9 +313,11 @@ class Graph:
         self.outputs: list[Symbol] = []
         self._frozen: str | None = None
         self._derived = False
-        self._literals: dict[tuple[str, str], Symbol] = {}
-        self._rules: dict[tuple[str, tuple[TensorType, ...]], tuple[tuple[DType, ...], TensorType]]
-        self._rules = {}
+        self._literals: dict[tuple[type, object], Symbol] = {}
+        self._rules: dict[tuple[str, tuple[TensorType, ...]], _Typing] = {}
+        # (id of a literal, dtype) pairs checked to fit; ids, because a tuple holding a Symbol
+        # compares it with == on a hash collision, and == builds a node
+        self._fits: set[tuple[int, DType]] = set()
         items = (
             list(input_types.items())
             if isinstance(input_types, Mapping)
@@ -394,11 +397,16 @@ class Graph:
 
     def _literal(self, value: Scalar, loc: Location | None) -> Symbol:
         # one node per distinct literal: x * 2 in a loop adds one literal, not thousands
-        key = (type(value).__name__, repr(value))
+        t = type(value)
+        # the value itself keys it, except where equal values differ: 0.0 and -0.0, nan,
+        # and complex numbers (whose zero parts have signs too)
+        key: tuple[type, object] = (
+            (t, value) if t is not complex and value == value and value != 0 else (t, repr(value))
+        )
         hit = self._literals.get(key)
         if hit is None:
-            t = self.policy.literal_type(value)
-            typ = TensorType(t.dtype, (), t.ambiguous)
+            lt = self.policy.literal_type(value)
+            typ = TensorType(lt.dtype, (), lt.ambiguous)
             hit = self._literals[key] = self._add("literal", (), {"value": value}, typ, (), loc)
         return hit
 
@@ -460,20 +468,10 @@ class Graph:
         loc = user_location()
         inputs: list[Symbol] = []
         for a in args:
-            if isinstance(a, Symbol):
-                if a.graph is not self:
-                    self._own(a, op, loc)
+            if isinstance(a, Symbol) and a.graph is self:
                 inputs.append(a)
-            elif isinstance(a, (bool, int, float, complex, np.generic)):
-                inputs.append(self._literal(a.item() if isinstance(a, np.generic) else a, loc))
-            elif isinstance(a, np.ndarray):
-                self._check_mutable()
-                inputs.append(self.constant(a))
             else:
-                raise OpTypeError(
-                    f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
-                    "operand; use a Symbol, a Python scalar or a numpy array"
-                )
+                inputs.append(self._operand(a, op, loc))
         types = tuple([s.type for s in inputs])
         # A rule is a pure function of (policy, operand types, attributes): ops without
         # attributes are decided once per graph and operand types (a loop building the same
@@ -484,10 +482,10 @@ class Graph:
             if not attrs:
                 self._rules[(op, types)] = hit
                 attrs = _NO_ATTRS
-        in_dtypes, out = hit
+        in_dtypes, out, truthy = hit
         for k, s in enumerate(inputs):
-            if s.op == "literal":
-                self._check_literal(op, k, s, in_dtypes[k], types, loc)
+            if s.op == "literal" and k not in truthy and (id(s), in_dtypes[k]) not in self._fits:
+                self._check_literal(op, s, in_dtypes[k], types, loc)
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
             from graphdsl.passes.lint import warn_node
@@ -495,33 +493,41 @@ class Graph:
             warn_node(sym)
         return sym
 
+    def _operand(self, a: object, op: str, loc: Location | None) -> Symbol:
+        """A non-Symbol operand as a symbol of this graph: a literal or a constant."""
+        if isinstance(a, Symbol):
+            self._own(a, op, loc)  # raises: a Symbol of another graph
+        if isinstance(a, (bool, int, float, complex, np.generic)):
+            return self._literal(a.item() if isinstance(a, np.generic) else a, loc)
+        if isinstance(a, np.ndarray):
+            self._check_mutable()
+            return self.constant(a)
+        raise OpTypeError(
+            f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
+            "operand; use a Symbol, a Python scalar or a numpy array"
+        )
+
     def _rule(
         self, op: str, types: tuple[TensorType, ...], attrs: dict[str, Any], loc: Location | None
-    ) -> tuple[tuple[DType, ...], TensorType]:
+    ) -> tuple[tuple[DType, ...], TensorType, tuple[int, ...]]:
+        """``op``'s type rule on ``types``: (operand dtypes, result type, truthy operands)."""
         from graphdsl._rules import OPS
 
+        opdef = OPS[op]
         try:
-            return OPS[op].rule(self.policy, list(types), attrs)
+            in_dtypes, out = opdef.rule(self.policy, list(types), attrs)
         except PromotionError as e:
             raise PromotionError(
                 f"{op} (at {loc}): {e}", lhs=e.lhs, rhs=e.rhs, policy=e.policy, fix=e.fix
             ) from None
         except (OpTypeError, ShapeError) as e:
             raise type(e)(f"{op} (at {loc}): {e}") from None
+        return in_dtypes, out, opdef.truthy
 
     def _check_literal(
-        self,
-        op: str,
-        k: int,
-        s: Symbol,
-        want: DType,
-        types: tuple[TensorType, ...],
-        loc: Location | None,
+        self, op: str, s: Symbol, want: DType, types: tuple[TensorType, ...], loc: Location | None
     ) -> None:
-        from graphdsl._rules import OPS
-
-        if k in OPS[op].truthy:
-            return  # converted by truth value: any literal fits
+        """Raise unless literal ``s`` fits ``want``, the dtype ``op`` converts it to."""
         value = s.attrs["value"]
         problem = self.policy.literal_problem(value, want)
         if problem:
@@ -530,6 +536,7 @@ class Graph:
                 f"{', '.join(str(t) for t in types)}, policy {self.policy.name!r}); "
                 f"{literal_fix(value, want)}"
             )
+        self._fits.add((id(s), want))
 
     # -- whole-graph operations
     def verify(self) -> None:
@@ -554,6 +561,7 @@ class Graph:
         self.outputs = []
         self._literals = {}
         self._rules = {}
+        self._fits = set()
 
     def copy(self, name: str | None = None) -> Graph:
         """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""

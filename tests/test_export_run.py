@@ -188,3 +188,37 @@ def test_narrow_float_chains_round_after_every_op(dt: gd.DType) -> None:
     for i in range(50):
         y32 = y32 * np.float32(1.0009765625) + np.float32(0.0078125 * (i % 3))
     assert not np.array_equal(y32.astype(dt.np).astype(np.float32), want.astype(np.float32))
+
+
+def _broken_add(monkeypatch: pytest.MonkeyPatch, mistake: str) -> gd.Graph:
+    """A graph whose add lowers wrongly: one input too many, or a float64 operand."""
+    from exporters.onnx._builder import Builder, V
+    from exporters.onnx._lower import LOWER
+
+    def lower(b: Builder, node: gd.Symbol, args: list[V], dims: object) -> V:
+        x, y = (a.name for a in args)
+        if mistake == "arity":  # Add takes two inputs
+            return b.node("Add", [x, y, y], args[0].dtype)
+        wide = b.node("Cast", [y], gd.float64, to=TensorProto.DOUBLE)
+        return b.node("Add", [x, wide.name], args[0].dtype)
+
+    monkeypatch.setitem(LOWER, "add", lower)
+    g = gd.Graph("broken", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    g.output(g.inputs[0] + g.inputs[0])
+    return g
+
+
+def test_default_check_is_structural_and_full_adds_type_inference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a node against its schema: both modes catch it, check=False does not look
+    with pytest.raises(onnx.checker.ValidationError, match="Add"):
+        export(_broken_add(monkeypatch, "arity"))
+    assert len(export(_broken_add(monkeypatch, "arity"), check=False).graph.node) == 1
+    # operand types disagree (float32 + float64): only strict type inference sees it
+    assert [n.op_type for n in export(_broken_add(monkeypatch, "types")).graph.node] == [
+        "Cast", "Add"]  # fmt: skip
+    with pytest.raises(onnx.shape_inference.InferenceError, match="Add"):
+        export(_broken_add(monkeypatch, "types"), check="full")
+    with pytest.raises(ExportError, match="use True"):
+        export(small_graph(), check="fast")  # type: ignore[arg-type]

@@ -126,7 +126,7 @@ def check_case(case: FuzzCase, stats: Stats | None = None) -> list[str]:
     want = gd.evaluate(g, inputs)
     env = intermediates(g, inputs)
     tols = tolerances(g, env)
-    model = export(g)
+    model = export(g, check="full")
     problems = _disagreements(g, want, run(model, inputs), tols, "onnxruntime")
     got_ref, gap = reference_evaluator(model, inputs)
     if got_ref is not None:

@@ -20,7 +20,7 @@ def _three_ways(
     g: gd.Graph, inputs: dict[str, np.ndarray]
 ) -> dict[str, list[np.ndarray]]:
     want = gd.evaluate(g, inputs)
-    model = export(g)
+    model = export(g, check="full")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # numpy's warnings for inf - inf and the like
         ref = [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]

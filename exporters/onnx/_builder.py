@@ -82,7 +82,8 @@ class Builder:
     def node(
         self, op: str, inputs: Sequence[str], out_dtype: DType, hint: str = "", **attrs: Any
     ) -> V:
-        out = self.fresh(hint or op.lower())
+        self._count += 1
+        out = f"{hint or op}_{self._count}"
         n = self.nodes.add()
         n.op_type = op
         n.input.extend(inputs)
@@ -210,7 +211,10 @@ class Builder:
         ``fixed`` are leading ONNX inputs passed through unchanged (Where's condition).
         """
         d = args[0].dtype
-        cd = self.compute_dtype(key or op, d, narrow_in_f32=narrow_in_f32, bits=bits)
+        ckey = (key or op, d, narrow_in_f32, bits)
+        cd = self._compute.get(ckey)
+        if cd is None:
+            cd = self._compute[ckey] = self._choose(*ckey)
         xs = [*fixed]
         for a in args:
             xs.append(a.name if a.dtype is cd else self.cast(a, cd).name)

@@ -84,15 +84,20 @@ class _Caster:
         self.rw = rw
         self.casts: dict[tuple[int, DType], Symbol] = {}
         self.literals: dict[tuple[str, str, DType], Symbol] = {}
+        self.uses: dict[tuple[int, DType], Symbol] = {}
 
     def literal(self, node: Symbol, want: DType) -> Symbol:
-        key = _literal_key(node.attrs["value"], want)
+        hit = self.uses.get((id(node), want))
+        if hit is not None:
+            return hit
+        key = _literal_key(node.attrs["value"], want)  # equal literals of other nodes
         hit = self.literals.get(key)
         if hit is None:
             with np.errstate(all="ignore"):
                 arr = np.asarray(node.attrs["value"]).astype(want.np)
             hit = self.rw.add("constant", (), {"value": arr}, TensorType(want, ()), (), node.loc)
             self.literals[key] = hit
+        self.uses[(id(node), want)] = hit
         return hit
 
     def cast(self, value: Symbol, want: DType, loc: Any) -> Symbol:
@@ -122,6 +127,7 @@ def implicit_cast(graph: Graph) -> Graph:
 def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     """The implicit_cast rewrite of ``graph``, adding through ``rw`` (which may also fold)."""
     caster = _Caster(rw)
+    m = rw.map
     for node in graph.nodes:
         if node.op in ("input", "literal"):
             continue
@@ -130,7 +136,8 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
             if arg.op == "literal":
                 args.append(caster.literal(arg, want))
             else:
-                args.append(caster.cast(rw.map[id(arg)], want, node.loc))
+                v = m[id(arg)]
+                args.append(v if v.type.dtype is want else caster.cast(v, want, node.loc))
         rw.copy_node(node, tuple(args), known=True)
     for out in graph.outputs:  # a literal returned as an output: its own (default) dtype
         if out.op == "literal":

@@ -45,7 +45,8 @@ class Rewriter:
         self.new._derived = True  # made by a pass, not by the user's code
         self.map: dict[int, Symbol] = {}
         self.fold = fold
-        self.seen: dict[Hashable, Symbol] | None = {} if cse else None
+        self.cse = cse
+        self.seen: dict[Hashable, Symbol] = {}
         for s in old.inputs:
             n = self.new._add("input", (), dict(s.attrs), s.type, (), s.loc)
             self.new.inputs.append(n)
@@ -61,19 +62,18 @@ class Rewriter:
         loc: Location | None,
     ) -> Symbol:
         """Add a node to the new graph (folded, or an identical earlier one, if enabled)."""
-        if self.fold and inputs and _foldable(inputs, typ):
+        if self.fold and inputs and inputs[0].op == "constant" and _foldable(inputs, typ):
             value = apply_op(op, attrs, in_dtypes, typ, [a.attrs["value"] for a in inputs], {})
             op, inputs, attrs, in_dtypes = "constant", (), {"value": value}, ()
             typ = TensorType(typ.dtype, typ.shape)
-        seen = self.seen
-        if seen is None:
-            return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
-        key = _cse_key(op, inputs, attrs, typ, in_dtypes)
-        if key is None:
-            return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
-        hit = seen.get(key)
+        key = _cse_key(op, inputs, attrs, typ, in_dtypes) if self.cse else None
+        hit = None if key is None else self.seen.get(key)
         if hit is None:
-            hit = seen[key] = self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
+            # the new graph is the rewriter's own (never frozen): append without _add's checks
+            hit = Symbol(self.new, op, inputs, attrs, typ, in_dtypes, loc)
+            self.new.nodes.append(hit)
+            if key is not None:
+                self.seen[key] = hit
         return hit
 
     def copy_node(
@@ -101,13 +101,14 @@ def drop_dead(graph: Graph) -> Graph:
     For graphs a pass has just made and nobody else holds; :func:`~graphdsl.passes.dce`
     is the copying pass.
     """
-    live = {id(o) for o in graph.outputs}
+    # a set of Symbols, not of ids: they hash by identity (distinct for live objects), so
+    # the set never compares two of them with == (which builds a node)
+    live = set(graph.outputs)
     keep: list[Symbol] = []
     for node in reversed(graph.nodes):
-        if id(node) in live or node.op == "input":
+        if node in live or node.op == "input":
             keep.append(node)
-            for i in node.inputs:
-                live.add(id(i))
+            live.update(node.inputs)
     if len(keep) != len(graph.nodes):
         keep.reverse()
         for k, node in enumerate(keep):
