@@ -143,13 +143,15 @@ def _export(
             b.external = ExternalData(os.fspath(path))
         except OSError as e:
             raise ExportError(f"cannot write {os.fspath(path)!r}.data: {e.strerror or e}") from e
-    env: dict[int, V] = {}
+    # the ONNX value of each node, by its position: canonicalize made the graph, so node ids
+    # are positions (a list indexed by them beats a dict keyed by id() at a million nodes)
+    env: list[V] = [_NONE] * len(lowered.nodes)
     sources: dict[str, tuple[str, int]] = {}
     for s in lowered.inputs:
         nm = s.attrs["name"]
         if s.dtype in _COMPLEX:
             raise ExportError(_no_complex(f"input {nm!r} has dtype {s.dtype.name}"))
-        env[id(s)] = V(nm, s.dtype)
+        env[s.id] = V(nm, s.dtype)
         for axis, d in enumerate(s.shape):
             if isinstance(d, str):
                 sources.setdefault(d, (nm, axis))
@@ -162,18 +164,18 @@ def _export(
         if out in _COMPLEX:  # (operands are made by inputs or nodes checked before this)
             raise ExportError(_no_complex(f"{op} at {node.loc} gives {out.name}"))
         if op == "constant":
-            env[id(node)] = b.const(node.attrs["value"], out, "const")
+            env[node.id] = b.const(node.attrs["value"], out, "const")
             continue
         # operands are in the op's operand dtypes: canonicalize made every cast explicit,
         # and each value below was checked to have its symbol's dtype when it was made
         b.context = node  # formatted only if an error needs it
-        v = LOWER[op](b, node, [env[id(i)] for i in node.inputs], dims)
+        v = LOWER[op](b, node, [env[i.id] for i in node.inputs], dims)
         if v.dtype is not out:
             raise ExportError(
                 f"internal: the lowering of {op} {value_names(lowered)[id(node)]} gave "
                 f"{v.dtype.name}, but the op's result is {out.name}"
             )
-        env[id(node)] = v
+        env[node.id] = v
     b.context = ""  # drop the reference to the last node (and through it, its graph)
     outputs = _name_outputs(b, lowered, env)
     model = b.model  # built in place (make_graph and make_model would copy every node)
@@ -197,6 +199,9 @@ def _export(
     return model
 
 
+_NONE = V("", DType.bool)  # a placeholder: every node's value is set before it is read
+
+
 def _no_complex(what: str) -> str:
     return (
         f"{what}: complex dtypes cannot be exported to ONNX for onnxruntime (it cannot load "
@@ -204,14 +209,14 @@ def _no_complex(what: str) -> str:
     )
 
 
-def _name_outputs(b: Builder, g: Graph, env: dict[int, V]) -> list[str]:
+def _name_outputs(b: Builder, g: Graph, env: list[V]) -> list[str]:
     """Give outputs the names output0, output1...; rename producers, or add Identity."""
     nodes = b.nodes
     not_produced = {s.attrs["name"] for s in g.inputs} | {t.name for t in b.initializers}
     renamed: dict[str, str] = {}
     names = []
     for k, o in enumerate(g.outputs):
-        v = env[id(o)]
+        v = env[o.id]
         name = f"output{k}"
         if v.name in not_produced or v.name in renamed:
             b.node("Identity", [renamed.get(v.name, v.name)], v.dtype)
