@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from importlib.metadata import PackageNotFoundError, version
@@ -29,6 +30,7 @@ IR_VERSION = 10  # onnxruntime 1.31 loads IR <= 10 models built with onnx 1.23
 EXTERNAL_DATA_THRESHOLD = 1 << 30  # constants above 1 GiB in all go to external data
 
 
+@functools.cache  # reading package metadata costs more than exporting a small graph
 def _producer_version() -> str:
     try:
         return version("graphdsl")

@@ -71,9 +71,14 @@ class _Session:
         bound: dict[str, int] = {}
         for name, want, dims in self.spec:
             arr = inputs.get(name)
-            if type(arr) is not np.ndarray or arr.dtype != want or arr.ndim != len(dims):
+            if type(arr) is not np.ndarray or (arr.dtype is not want and arr.dtype != want):
                 return None
-            for d, n in zip(dims, arr.shape, strict=True):
+            shape = arr.shape
+            if shape == dims:  # a static shape (the common case) matches in one comparison
+                continue
+            if len(shape) != len(dims):
+                return None
+            for d, n in zip(dims, shape, strict=True):
                 if isinstance(d, int):
                     if d != n:
                         return None

@@ -127,18 +127,23 @@ def implicit_cast(graph: Graph) -> Graph:
 def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     """The implicit_cast rewrite of ``graph``, adding through ``rw`` (which may also fold)."""
     caster = _Caster(rw)
-    m = rw.map
+    m, add = rw.map, rw.add
     for node in graph.nodes:
-        if node.op in ("input", "literal"):
+        op = node.op
+        if op == "input" or op == "literal":
             continue
+        in_dtypes = node.in_dtypes
         args = []
-        for arg, want in zip(node.inputs, node.in_dtypes, strict=True):
+        for arg, want in zip(node.inputs, in_dtypes, strict=True):
             if arg.op == "literal":
                 args.append(caster.literal(arg, want))
             else:
                 v = m[id(arg)]
                 args.append(v if v.type.dtype is want else caster.cast(v, want, node.loc))
-        rw.copy_node(node, tuple(args), known=True)
+        typ = node.type
+        if typ.ambiguous:  # its literals are constants now: nothing is ambiguous after this
+            typ = TensorType(typ.dtype, typ.shape)
+        m[id(node)] = add(op, tuple(args), node.attrs, typ, in_dtypes, node.loc)
     for out in graph.outputs:  # a literal returned as an output: its own (default) dtype
         if out.op == "literal":
             rw.map[id(out)] = caster.literal(out, out.dtype)
