@@ -6,7 +6,7 @@ import os
 import runpy
 import sys
 
-from graphdsl.graph import Graph
+from graphdsl.graph import _ON_CREATE, Graph
 from graphdsl.passes import implicit_cast
 
 __all__ = ["collect_graphs", "draw_script", "explain_script"]
@@ -17,19 +17,13 @@ def collect_graphs(script: str) -> list[Graph]:
     if not os.path.exists(script):
         raise FileNotFoundError(f"no such script: {script}")
     made: list[Graph] = []
-    original = Graph.__init__
-
-    def tracking_init(self: Graph, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
-        made.append(self)
-
-    Graph.__init__ = tracking_init  # type: ignore[method-assign]
+    _ON_CREATE.append(made.append)
     old_argv = sys.argv
     sys.argv = [script]
     try:
         runpy.run_path(script, run_name="__main__")
     finally:
-        Graph.__init__ = original  # type: ignore[method-assign]
+        _ON_CREATE.remove(made.append)
         sys.argv = old_argv
     # passes build graphs too (Rewriter); keep the ones the script itself made
     return [g for g in made if g.nodes and not getattr(g, "_derived", False)]

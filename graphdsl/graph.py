@@ -19,7 +19,7 @@ graph demo(%x: int16[n]) {
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -333,6 +333,8 @@ class Graph:
             sym = self._add("input", (), {"name": in_name}, typ, (), None)
             self.inputs.append(sym)
         self.scalar = _ScalarFactory(self)
+        for hook in _ON_CREATE:
+            hook(self)
 
     # -- context manager
     def __enter__(self) -> Graph:
@@ -597,4 +599,6 @@ class Graph:
 
 
 _get_policy = policy
+# called with each new Graph (graphdsl._scripts collects the graphs a script builds)
+_ON_CREATE: list[Callable[[Graph], None]] = []
 
