@@ -20,6 +20,7 @@ graph demo(%x: int16[n]) {
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -248,8 +249,9 @@ class Symbol:
 Operand = Symbol | Scalar | np.ndarray | np.generic
 
 # The attributes of every node built without any: a node's attributes never change once
-# it is built (passes share them between graphs), so one empty dict serves them all.
-_NO_ATTRS: dict[str, Any] = {}
+# it is built (passes share them between graphs), so one empty mapping serves them all; it
+# is read-only, so that a mistaken write raises instead of changing every such node.
+_NO_ATTRS: dict[str, Any] = MappingProxyType({})  # type: ignore[assignment]
 # what a type rule decides: operand dtypes, result type, operands taken by truth value
 _Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 

@@ -751,3 +751,28 @@ def test_error_in_a_helper_points_at_the_helper_line() -> None:
     with pytest.raises(gd.LiteralError) as info:
         helper(g.inputs[0])
     assert where(line) in str(info.value)
+
+
+def test_memoized_rules_share_types_and_still_check_every_literal() -> None:
+    g = gd.Graph("memo", input_types={"x": gd.TensorType(gd.int8, (3,))})
+    x = g.inputs[0]
+    a, b = x + 1, x + 2  # the same op on the same operand types: decided once
+    assert a.type is b.type and a.in_dtypes is b.in_dtypes
+    with pytest.raises(gd.LiteralError, match=r"1000 does not fit int8"):
+        x + 1000  # the rule comes from the memo; the literal is checked all the same
+    # -0.0 and 0.0, 1 and 1.0 and True, nan: distinct literals (interned by value and type)
+    lits = [g.scalar(v) for v in (0.0, -0.0, 1, 1.0, True, float("nan"), float("nan"))]
+    assert len({id(s) for s in lits}) == 6 and lits[5] is lits[6]
+    assert [repr(s.attrs["value"]) for s in lits[:5]] == ["0.0", "-0.0", "1", "1.0", "True"]
+
+
+def test_nodes_without_attributes_share_a_read_only_mapping() -> None:
+    g = gd.Graph("attrs", input_types={"x": gd.TensorType(gd.float32, (2, 3))})
+    x = g.inputs[0]
+    a, b = x * 2, gd.ops.exp(x)
+    assert a.attrs is b.attrs and not a.attrs
+    with pytest.raises(TypeError):
+        a.attrs["to"] = gd.int8
+    # a rule that fills in defaults keeps its own dict (sum over all axes records them)
+    s = gd.ops.sum(x)
+    assert s.attrs is not a.attrs and s.attrs and not a.attrs
