@@ -222,3 +222,21 @@ def test_default_check_is_structural_and_full_adds_type_inference(
         export(_broken_add(monkeypatch, "types"), check="full")
     with pytest.raises(ExportError, match="use True"):
         export(small_graph(), check="fast")  # type: ignore[arg-type]
+
+
+def test_outputs_named_in_order_whatever_makes_them() -> None:
+    """Outputs are output0..k: an input, a constant, a value returned twice, a value used
+    again after it is made, and the last node; producers are renamed, others get Identity."""
+    g = gd.Graph("outs", input_types={"x": gd.TensorType(gd.int32, (3,))})
+    x = g.inputs[0]
+    early = x * 3  # an output that later nodes also use
+    late = early + 1
+    g.output(x, g.constant(np.array([7, 8, 9], np.int32)), early, late, early, late * 2)
+    m = export(g, check="full")
+    assert [o.name for o in m.graph.output] == [f"output{k}" for k in range(6)]
+    assert [n.op_type for n in m.graph.node].count("Identity") == 3  # x, the constant, early again
+    made = {o for n in m.graph.node for o in n.output}
+    assert {f"output{k}" for k in range(6)} <= made
+    xs = {"x": np.array([1, -2, 3], np.int32)}
+    for got, want in zip(run(m, xs), gd.evaluate(g, xs), strict=True):
+        np.testing.assert_array_equal(got, want, strict=True)

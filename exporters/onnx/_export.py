@@ -216,24 +216,29 @@ def _name_outputs(b: Builder, g: Graph, env: list[V]) -> list[str]:
     nodes = b.nodes
     not_produced = {s.attrs["name"] for s in g.inputs} | {t.name for t in b.initializers}
     renamed: dict[str, str] = {}
-    names = []
-    for k, o in enumerate(g.outputs):
+    identities: list[tuple[str, str, DType]] = []
+    names = [f"output{k}" for k in range(len(g.outputs))]
+    for o, name in zip(g.outputs, names, strict=True):
         v = env[o.id]
-        name = f"output{k}"
-        if v.name in not_produced or v.name in renamed:
-            b.node("Identity", [renamed.get(v.name, v.name)], v.dtype)
-            nodes[len(nodes) - 1].output[0] = name
-        else:  # rename the value where it is made, and in the nodes after that use it
+        if v.name in not_produced or v.name in renamed:  # an input, a constant, a repeat
+            identities.append((v.name, name, v.dtype))
+        else:
             renamed[v.name] = name
-            at = len(nodes) - 1
-            while v.name not in nodes[at].output:
-                at -= 1
-            for node in nodes[at:]:
-                for field in (node.input, node.output):
-                    for i, x in enumerate(field):
-                        if x == v.name:
-                            field[i] = name
-        names.append(name)
+    if renamed:  # rename each value where it is made and where it is used: all after the
+        todo = set(renamed)  # earliest of the nodes that make them
+        at = len(nodes)
+        while todo:
+            at -= 1
+            todo.difference_update(nodes[at].output)
+        for node in nodes[at:]:
+            for field in (node.input, node.output):
+                for i, x in enumerate(field):
+                    new = renamed.get(x)
+                    if new is not None:
+                        field[i] = new
+    for src, name, dt in identities:
+        b.node("Identity", [renamed.get(src, src)], dt)
+        nodes[len(nodes) - 1].output[0] = name
     return names
 
 
