@@ -11,11 +11,40 @@ from graphdsl.dtypes import DType, DTypeError, dtype
 from graphdsl.graph import Graph
 from graphdsl.shapes import format_shape
 
-__all__ = ["InputError", "bind_inputs"]
+__all__ = ["InputError", "bind_inputs", "match_names"]
 
 
 class InputError(ValueError):
     """Inputs that do not match the graph's input names, dtypes or shapes."""
+
+
+def match_names(
+    subject: str, names: list[str], inputs: Mapping[str, Any] | Sequence[Any]
+) -> list[Any]:
+    """The values of ``inputs`` (a dict by name or a list in order) in the order of ``names``.
+
+    >>> match_names("graph 'g'", ["x", "y"], {"y": 2, "x": 1})
+    [1, 2]
+    >>> match_names("graph 'g'", ["x"], {"y": 2})
+    Traceback (most recent call last):
+        ...
+    graphdsl.inputs.InputError: graph 'g' takes inputs ['x']: missing 'x'; unexpected 'y'
+    """
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [k for k in inputs if k not in names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing {', '.join(map(repr, missing))}")
+            if extra:
+                parts.append(f"unexpected {', '.join(map(repr, extra))}")
+            raise InputError(f"{subject} takes inputs {names}: {'; '.join(parts)}")
+        return [inputs[n] for n in names]
+    values = list(inputs)
+    if len(values) != len(names):
+        raise InputError(f"{subject} takes {len(names)} inputs {names}, got {len(values)}")
+    return values
 
 
 def bind_inputs(
@@ -26,24 +55,7 @@ def bind_inputs(
     Python scalars and lists are accepted where they convert exactly to the input's dtype
     (``np.asarray`` with the declared dtype); numpy arrays must have the declared dtype.
     """
-    names = graph.input_names
-    if isinstance(inputs, Mapping):
-        missing = [n for n in names if n not in inputs]
-        extra = [k for k in inputs if k not in names]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing {', '.join(map(repr, missing))}")
-            if extra:
-                parts.append(f"unexpected {', '.join(map(repr, extra))}")
-            raise InputError(f"graph {graph.name!r} takes inputs {names}: {'; '.join(parts)}")
-        values = [inputs[n] for n in names]
-    else:
-        values = list(inputs)
-        if len(values) != len(names):
-            raise InputError(
-                f"graph {graph.name!r} takes {len(names)} inputs {names}, got {len(values)}"
-            )
+    values = match_names(f"graph {graph.name!r}", graph.input_names, inputs)
     dims: dict[str, int] = {}
     arrays = []
     for sym, value in zip(graph.inputs, values, strict=True):

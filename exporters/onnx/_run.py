@@ -19,7 +19,7 @@ from onnx import ModelProto
 from exporters.onnx._export import export
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
-from graphdsl.inputs import InputError, bind_inputs
+from graphdsl.inputs import InputError, bind_inputs, match_names
 
 __all__ = ["RunError", "run"]
 
@@ -235,16 +235,10 @@ def _check_model_inputs(
     sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]
 ) -> list[np.ndarray]:
     names = sess.names
-    if isinstance(inputs, Mapping):
-        missing = [n for n in names if n not in inputs]
-        extra = [k for k in inputs if k not in names]
-        if missing or extra:
-            raise RunError(f"the model takes inputs {names}: missing {missing}, unexpected {extra}")
-        values = [inputs[n] for n in names]
-    else:
-        values = list(inputs)
-        if len(values) != len(names):
-            raise RunError(f"the model takes {len(names)} inputs {names}, got {len(values)}")
+    try:
+        values = match_names("the model", names, inputs)
+    except InputError as e:
+        raise RunError(str(e)) from None
     out = []
     bound: dict[str, tuple[int, str]] = {}
     for name, v in zip(names, values, strict=True):
