@@ -356,13 +356,17 @@ def _matmul_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
     c = promote(p, types)
     _need(NUMERIC, c, types, p)
     if a.rank == 0 or b.rank == 0:
-        raise ShapeError(f"matmul needs operands of rank >= 1, got {a} and {b}")
+        raise ShapeError(
+            f"matmul needs operands of rank >= 1, got {a} and {b}; multiply by a scalar "
+            "with mul (*) instead"
+        )
     sa = a.shape if a.rank > 1 else (1, *a.shape)
     sb = b.shape if b.rank > 1 else (*b.shape, 1)
     if sa[-1] != sb[-2]:
         raise ShapeError(
             f"matmul of shapes {format_shape(a.shape)} and {format_shape(b.shape)}: "
-            f"contracting dimensions {sa[-1]} and {sb[-2]} differ"
+            f"contracting dimensions {sa[-1]} and {sb[-2]} differ; the first operand's last "
+            "dimension must equal the second's second-to-last (transpose one of them?)"
         )
     batch = broadcast_shapes(sa[:-2], sb[:-2])
     shape = (*batch, *((sa[-2],) if a.rank > 1 else ()), *((sb[-1],) if b.rank > 1 else ()))
@@ -436,7 +440,9 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
     t = types[0]
     req = attrs["shape"]
     if sum(1 for d in req if d == -1) > 1:
-        raise ShapeError(f"reshape to {req}: at most one dimension may be -1")
+        raise ShapeError(
+            f"reshape to {req}: at most one dimension may be -1; give the others explicitly"
+        )
     known = [d for d in req if d != -1]
     target = shape_of(known)  # validates
     n_in = num_elements(t.shape)
@@ -447,7 +453,10 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
             out.append(d)
         elif n_in is not None and n_known is not None:
             if n_known == 0 or n_in % n_known:
-                raise ShapeError(f"cannot reshape {format_shape(t.shape)} to {tuple(req)}")
+                raise ShapeError(
+                    f"cannot reshape {format_shape(t.shape)} to {tuple(req)}: no whole size "
+                    "fits the -1; the element counts must match"
+                )
             out.append(n_in // n_known)
         else:
             sym = [str(x) for x in t.shape if x != 1]
@@ -456,7 +465,7 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
     if -1 not in req and n_in is not None and n_known is not None and n_in != n_known:
         raise ShapeError(
             f"cannot reshape {format_shape(t.shape)} ({n_in} elements) to "
-            f"{format_shape(tuple(req))} ({n_known} elements)"
+            f"{format_shape(tuple(req))} ({n_known} elements); the element counts must match"
         )
     return (t.dtype,), TensorType(t.dtype, tuple(out), t.ambiguous)
 
@@ -494,7 +503,10 @@ def _transpose_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -
         perm = tuple(reversed(range(t.rank)))
     perm = tuple(normalize_axis(a, t.rank, "perm entry") for a in perm)
     if sorted(perm) != list(range(t.rank)):
-        raise ShapeError(f"transpose perm {perm} is not a permutation of {t.rank} axes")
+        raise ShapeError(
+            f"transpose perm {perm} is not a permutation of {t.rank} axes; list each axis "
+            f"0..{t.rank - 1} once"
+        )
     attrs["perm"] = perm
     return (t.dtype,), TensorType(t.dtype, tuple(t.shape[i] for i in perm), t.ambiguous)
 
@@ -508,7 +520,10 @@ def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]
     t = types[0]
     target = shape_of(attrs["shape"])
     if len(target) < t.rank or broadcast_shapes(t.shape, target) != target:
-        raise ShapeError(f"cannot broadcast {format_shape(t.shape)} to {format_shape(target)}")
+        raise ShapeError(
+            f"cannot broadcast {format_shape(t.shape)} to {format_shape(target)}; each "
+            "dimension must equal the target's (aligned from the right) or be 1"
+        )
     attrs["shape"] = target
     return (t.dtype,), TensorType(t.dtype, target, t.ambiguous)
 
@@ -524,11 +539,14 @@ _register("broadcast_to", _broadcast_to_rule, _broadcast_to_impl, "any")
 
 def _concat_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     if not types:
-        raise ShapeError("concat needs at least one value")
+        raise ShapeError("concat needs at least one value; pass a list of symbols")
     c = promote(p, types)
     rank = types[0].rank
     if rank == 0 or any(t.rank != rank for t in types):
-        raise ShapeError(f"concat needs values of one rank >= 1, got {_types_str(types)}")
+        raise ShapeError(
+            f"concat needs values of one rank >= 1, got {_types_str(types)}; expand_dims or "
+            "reshape them to one rank first"
+        )
     axis = normalize_axis(attrs.get("axis", 0), rank)
     attrs["axis"] = axis
     total: Dim = 0
@@ -538,7 +556,8 @@ def _concat_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
         dims = {t.shape[i] for t in types}
         if len(dims) > 1:
             raise ShapeError(
-                f"concat along axis {axis}: dimension {i} differs ({_types_str(types)})"
+                f"concat along axis {axis}: dimension {i} differs ({_types_str(types)}); "
+                "every dimension but the concat axis must agree"
             )
     sizes = [t.shape[axis] for t in types]
     total = sum(sizes) if all(isinstance(s, int) for s in sizes) else "+".join(map(str, sizes))  # type: ignore[arg-type]
@@ -582,7 +601,8 @@ def _squeeze_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
     for a in axes:
         if t.shape[a] != 1:
             raise ShapeError(
-                f"cannot squeeze axis {a} of shape {format_shape(t.shape)}: size {t.shape[a]}"
+                f"cannot squeeze axis {a} of shape {format_shape(t.shape)}: size {t.shape[a]}; "
+                "only axes of size 1 can be squeezed"
             )
     attrs["axis"] = axes
     shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
@@ -603,7 +623,7 @@ def _softmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
 def _softmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     in_d, out = _elementwise(_FLOAT, to_float=_TO_FLOAT)(p, types, attrs)
     if out.rank == 0:
-        raise ShapeError("softmax needs a value of rank >= 1")
+        raise ShapeError("softmax needs a value of rank >= 1; expand_dims a scalar first")
     attrs["axis"] = normalize_axis(attrs.get("axis", -1), out.rank)
     return in_d, out
 

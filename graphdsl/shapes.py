@@ -2,10 +2,10 @@
 
 >>> broadcast_shapes(("batch", 1, 4), (3, 1))
 ('batch', 3, 4)
->>> broadcast_shapes((2, 3), (4, 3))
+>>> broadcast_shapes((2, 3), (4, 3))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension 2 vs 4
+graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension 2 vs 4; ...
 """
 
 from __future__ import annotations
@@ -46,12 +46,19 @@ def shape_of(dims: Sequence[int | str]) -> Shape:
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, (int, str)):
             raise ShapeError(
-                f"a dimension must be an int or a symbolic name (str), got {d!r} in {tuple(dims)}"
+                f"a dimension must be an int or a symbolic name (str), got {d!r} in "
+                f"{tuple(dims)}; use sizes like 3 and names like 'batch'"
             )
         if isinstance(d, int) and d < 0:
-            raise ShapeError(f"a dimension must be >= 0, got {d} in {tuple(dims)}")
+            raise ShapeError(
+                f"a dimension must be >= 0, got {d} in {tuple(dims)}; name a dimension whose "
+                "size varies ('batch') instead of -1"
+            )
         if isinstance(d, str) and not d:
-            raise ShapeError(f"a symbolic dimension needs a name, got '' in {tuple(dims)}")
+            raise ShapeError(
+                f"a symbolic dimension needs a name, got '' in {tuple(dims)}; use a name "
+                "like 'batch'"
+            )
         out.append(int(d) if isinstance(d, int) else d)
     return tuple(out)
 
@@ -75,7 +82,10 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
                 dim = d
             elif dim != d:
                 listed = " and ".join(format_shape(x) for x in shapes)
-                raise ShapeError(f"shapes {listed} do not broadcast: dimension {dim} vs {d}")
+                raise ShapeError(
+                    f"shapes {listed} do not broadcast: dimension {dim} vs {d}; dimensions "
+                    "aligned from the right must be equal or 1 (reshape or broadcast_to first)"
+                )
         result.append(dim)
     return tuple(result)
 
@@ -84,7 +94,10 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise ShapeError(f"{what} must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what} {axis} is out of range for a value of rank {ndim}")
+        raise ShapeError(
+            f"{what} {axis} is out of range for a value of rank {ndim}; use an axis from "
+            f"{-ndim} to {ndim - 1}"
+        )
     return axis % ndim
 
 
@@ -97,7 +110,7 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     axes = [axis] if isinstance(axis, int) else list(axis)
     norm = sorted(normalize_axis(a, ndim) for a in axes)
     if len(set(norm)) != len(norm):
-        raise ShapeError(f"repeated axis in {axis}")
+        raise ShapeError(f"repeated axis in {axis}; name each axis once")
     return tuple(norm)
 
 

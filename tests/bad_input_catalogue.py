@@ -69,6 +69,15 @@ def _binary(a: gd.DType, b: gd.DType | None, rhs: object, policy: str = "default
     return trigger
 
 
+def _concat(a: tuple[int, ...], b: tuple[int, ...]) -> Callable[[], object]:
+    def trigger() -> object:
+        g = gd.Graph("bad", input_types={"x": gd.TensorType(gd.float32, a),
+                                         "y": gd.TensorType(gd.float32, b)})  # fmt: skip
+        return gd.ops.concat(g.inputs, axis=0)
+
+    return trigger
+
+
 def _shapes(a: tuple[int, ...], b: tuple[int, ...], op: str) -> Callable[[], object]:
     def trigger() -> object:
         g = gd.Graph("bad", input_types={"x": gd.TensorType(gd.float32, a),
@@ -268,35 +277,46 @@ CATALOGUE: list[BadInput] = [
              ("drop the imaginary part", "gd.ops.real/abs")),
     # -- shapes
     BadInput("shape-broadcast-mismatch", "(2, 3) + (4, 3)", _shapes((2, 3), (4, 3), "add"),
-             gd.ShapeError, ("add", "(2, 3) and (4, 3) do not broadcast", "dimension 2 vs 4")),
+             gd.ShapeError, ("add", "(2, 3) and (4, 3) do not broadcast", "dimension 2 vs 4",
+                              "broadcast_to first")),
     BadInput("shape-matmul-contraction", "(2, 3) @ (4, 3)", _shapes((2, 3), (4, 3), "matmul"),
-             gd.ShapeError, ("matmul", "contracting dimensions 3 and 4 differ")),
+             gd.ShapeError, ("matmul", "contracting dimensions 3 and 4 differ", "transpose")),
+    BadInput("shape-matmul-of-scalars", "() @ ()", _shapes((), (), "matmul"), gd.ShapeError,
+             ("matmul needs operands of rank >= 1", "mul (*)")),
+    BadInput("shape-concat-dimension", "concat (2, 3) and (2, 4) on axis 0",
+             _concat((2, 3), (2, 4)),
+             gd.ShapeError, ("concat along axis 0: dimension 1 differs", "must agree")),
+    BadInput("shape-broadcast-to-lower-rank", "broadcast_to (2, 1) -> (3,)",
+             _unary_on(gd.TensorType(gd.float32, (2, 1)),
+                       lambda x: gd.ops.broadcast_to(x, (3,))),
+             gd.ShapeError, ("cannot broadcast (2, 1) to (3,)", "or be 1")),
     BadInput("shape-reshape-count", "reshape (3,) to (2, 2)",
              _unary_on(_vec(gd.float32), lambda x: gd.ops.reshape(x, (2, 2))),
-             gd.ShapeError, ("cannot reshape (3,)", "(2, 2) (4 elements)")),
+             gd.ShapeError, ("cannot reshape (3,)", "(2, 2) (4 elements)", "counts must match")),
     BadInput("shape-axis-out-of-range", "sum over axis 2 of a vector",
              _unary_on(_vec(gd.float32), lambda x: gd.ops.sum(x, axis=2)),
-             gd.ShapeError, ("axis 2 is out of range", "rank 1")),
+             gd.ShapeError, ("axis 2 is out of range", "rank 1", "from -1 to 0")),
     BadInput("shape-squeeze-non-unit-axis", "squeeze axis 0 of a (3,) vector",
              _unary_on(_vec(gd.float32), lambda x: gd.ops.squeeze(x, 0)), gd.ShapeError,
-             ("squeeze", "cannot squeeze axis 0 of shape (3,)", "size 3")),
+             ("squeeze", "cannot squeeze axis 0 of shape (3,)", "size 3", "size 1")),
     BadInput("shape-transpose-not-a-permutation", "transpose a matrix with perm (0, 0)",
              _unary_on(gd.TensorType(gd.float32, (2, 3)), lambda x: gd.ops.transpose(x, (0, 0))),
-             gd.ShapeError, ("perm (0, 0) is not a permutation of 2 axes",)),
+             gd.ShapeError, ("perm (0, 0) is not a permutation of 2 axes", "each axis 0..1 once")),
     BadInput("shape-reshape-two-unknowns", "reshape to (-1, -1)",
              _unary_on(gd.TensorType(gd.float32, (2, 3)), lambda x: gd.ops.reshape(x, (-1, -1))),
-             gd.ShapeError, ("at most one dimension may be -1",)),
+             gd.ShapeError, ("at most one dimension may be -1", "give the others")),
     BadInput("shape-repeated-axis", "sum over axis=(0, 0)",
              _unary_on(gd.TensorType(gd.float32, (2, 3)), lambda x: gd.ops.sum(x, axis=(0, 0))),
-             gd.ShapeError, ("repeated axis", "(0, 0)")),
+             gd.ShapeError, ("repeated axis", "(0, 0)", "each axis once")),
     BadInput("shape-softmax-of-scalar", "softmax of a rank-0 value",
-             _unary_on(gd.float32, gd.ops.softmax), gd.ShapeError, ("softmax", "rank >= 1")),
+             _unary_on(gd.float32, gd.ops.softmax), gd.ShapeError,
+             ("softmax", "rank >= 1", "expand_dims")),
     BadInput("shape-symbolic-dimension-without-name", "an input of shape ('',)",
              lambda: gd.Graph("bad", input_types={"x": gd.TensorType(gd.float32, ("",))}),
-             gd.ShapeError, ("symbolic dimension needs a name",)),
+             gd.ShapeError, ("symbolic dimension needs a name", "like 'batch'")),
     BadInput("shape-negative-dimension", "an input of shape (-1,)",
              lambda: gd.Graph("bad", input_types={"x": gd.TensorType(gd.float32, (-1,))}),
-             gd.ShapeError, ("dimension must be >= 0", "-1")),
+             gd.ShapeError, ("dimension must be >= 0", "-1", "name a dimension")),
     BadInput("symbolic-dimension-unbound-export", "broadcast_to (m, 3), no input has m; export",
              lambda: export(_unbound_dim()), ExportError,
              ("'m'", "not a dimension of any graph input", "use a concrete size")),
