@@ -22,6 +22,7 @@ from graphdsl.shapes import (
     Shape,
     ShapeError,
     broadcast_shapes,
+    derived_dim,
     format_shape,
     normalize_axes,
     normalize_axis,
@@ -459,20 +460,13 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
                 )
             out.append(n_in // n_known)
         else:
-            sym = [str(x) for x in t.shape if x != 1]
-            rest = [str(x) for x in target if x != 1]
-            out.append(_derived_dim(sym, rest))
+            out.append(derived_dim(t.shape, target))
     if -1 not in req and n_in is not None and n_known is not None and n_in != n_known:
         raise ShapeError(
             f"cannot reshape {format_shape(t.shape)} ({n_in} elements) to "
             f"{format_shape(tuple(req))} ({n_known} elements); the element counts must match"
         )
     return (t.dtype,), TensorType(t.dtype, tuple(out), t.ambiguous)
-
-
-def _derived_dim(num: list[str], den: list[str]) -> str:
-    left = "*".join(num) or "1"
-    return f"{left}/{'*'.join(den)}" if den else left
 
 
 def _bound(dims: dict[str, int], d: Dim) -> int:

@@ -11,7 +11,10 @@ graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension
 from __future__ import annotations
 
 import math
+import re
+from collections import Counter
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TypeAlias
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "Shape",
     "ShapeError",
     "broadcast_shapes",
+    "derived_dim",
     "format_shape",
     "normalize_axes",
     "normalize_axis",
@@ -119,3 +123,52 @@ def num_elements(shape: Shape) -> int | None:
     if any(isinstance(d, str) for d in shape):
         return None
     return math.prod(int(d) for d in shape)
+
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+
+
+def _factors(d: Dim) -> tuple[Fraction, Counter[str]]:
+    """A dimension as coefficient * product of names / product of names (a name counts -1)."""
+    if isinstance(d, int):
+        return Fraction(d), Counter()
+    coef, names = Fraction(1), Counter[str]()
+    parts = d.split("/")
+    tokens = [t for part in parts for t in part.split("*")]
+    if len(parts) > 2 or not all(_TOKEN.fullmatch(t) for t in tokens):
+        return coef, Counter({d: 1})  # a name of the user's own: one opaque factor
+    for sign, part in zip((1, -1), parts, strict=False):
+        for t in part.split("*"):
+            if t.isdigit():
+                coef = coef * int(t) if sign > 0 else coef / int(t)
+            else:
+                names[t] += sign
+    return coef, names
+
+
+def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
+    """The dimension prod(numerator) / prod(denominator), in lowest terms.
+
+    Names cancel and integer factors reduce, so a whole result is an int:
+
+    >>> derived_dim(["batch", 4], [2]), derived_dim(["batch", 3], [2])
+    ('batch*2', 'batch*3/2')
+    >>> derived_dim(["batch*4"], [4]), derived_dim(["b", "t"], ["t"]), derived_dim(["n", 6], ["n"])
+    ('batch', 'b', 6)
+    """
+    coef, names = Fraction(1), Counter[str]()
+    for d, sign in [(d, 1) for d in numerator] + [(d, -1) for d in denominator]:
+        c, n = _factors(d)
+        coef = coef * c if sign > 0 else coef / c
+        for k, v in n.items():
+            names[k] += sign * v
+    up = [k for k, v in names.items() for _ in range(v)]
+    down = [k for k, v in names.items() for _ in range(-v)]
+    if coef.numerator != 1 or not up:
+        up.append(str(coef.numerator))
+    if coef.denominator != 1:
+        down.append(str(coef.denominator))
+    if not down and len(up) == 1 and up[0].isdigit():
+        return int(up[0])
+    text = "*".join(up)
+    return f"{text}/{'*'.join(down)}" if down else text

@@ -240,3 +240,19 @@ def test_outputs_named_in_order_whatever_makes_them() -> None:
     xs = {"x": np.array([1, -2, 3], np.int32)}
     for got, want in zip(run(m, xs), gd.evaluate(g, xs), strict=True):
         np.testing.assert_array_equal(got, want, strict=True)
+
+
+def test_derived_dimensions_export_and_run() -> None:
+    g = gd.Graph("flat", input_types={"x": gd.TensorType(gd.float32, ("batch", 4))})
+    x = g.inputs[0]
+    flat = gd.ops.reshape(x, (-1,))
+    g.output(flat, gd.ops.reshape(flat, (-1, 2)), gd.ops.reshape(flat, (-1, 4)) + x)
+    m = export(g, check="full")
+    dims = [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim]
+            for o in m.graph.output]  # fmt: skip
+    assert dims == [["batch*4"], ["batch*2", 2], ["batch", 4]]
+    xs = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
+    got, want = run(m, xs), gd.evaluate(g, xs)
+    assert [a.shape for a in got] == [(12,), (6, 2), (3, 4)]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b, strict=True)
