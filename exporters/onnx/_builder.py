@@ -48,6 +48,9 @@ BITS: dict[DType, tuple[DType, ...]] = {
 }  # fmt: skip
 
 
+_V = tuple.__new__  # V(name, dtype) without NamedTuple's Python-level __new__
+
+
 class ExportError(TypeError):
     """A graph that cannot be exported as asked (names the op, dtype, target and the fix)."""
 
@@ -220,7 +223,16 @@ class Builder:
             xs.append(a.name if a.dtype is cd else self.cast(a, cd).name)
         if result_bool:
             return self.node(op, xs, T.bool, **attrs)
-        out = self.node(op, xs, cd, **attrs)
+        if attrs:
+            out = self.node(op, xs, cd, **attrs)
+        else:  # node(), inlined: this is every elementwise op's path
+            self._count += 1
+            name = f"{op}_{self._count}"
+            n = self.nodes.add()
+            n.op_type = op
+            n.input.extend(xs)
+            n.output.append(name)
+            out = _V(V, (name, cd))
         want = out_dtype or d
         return out if want is cd else self.cast(out, want)
 
