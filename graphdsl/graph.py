@@ -20,7 +20,6 @@ graph demo(%x: int16[n]) {
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -248,10 +247,31 @@ class Symbol:
 
 Operand = Symbol | Scalar | np.ndarray | np.generic
 
-# The attributes of every node built without any: a node's attributes never change once
-# it is built (passes share them between graphs), so one empty mapping serves them all; it
-# is read-only, so that a mistaken write raises instead of changing every such node.
-_NO_ATTRS: dict[str, Any] = MappingProxyType({})  # type: ignore[assignment]
+
+
+class _NoAttrs(dict[str, Any]):
+    """The attributes of every node built without any, one shared empty dict.
+
+    A node's attributes never change once it is built (passes share them between graphs),
+    so one serves all such nodes; it is read-only, so that a mistaken write raises instead
+    of changing every one of them. Copies and unpickled graphs share it again.
+    """
+
+    def _read_only(self, *args: object, **kwargs: object) -> Any:
+        raise TypeError("a node's attributes are read-only; build a new node instead")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_no_attrs, ())
+
+
+def _no_attrs() -> _NoAttrs:
+    return _NO_ATTRS
+
+
+_NO_ATTRS = _NoAttrs()
 # what a type rule decides: operand dtypes, result type, operands taken by truth value
 _Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 

@@ -776,3 +776,19 @@ def test_nodes_without_attributes_share_a_read_only_mapping() -> None:
     # a rule that fills in defaults keeps its own dict (sum over all axes records them)
     s = gd.ops.sum(x)
     assert s.attrs is not a.attrs and s.attrs and not a.attrs
+
+
+def test_graphs_deepcopy_and_pickle() -> None:
+    import copy
+    import pickle
+
+    g = gd.Graph("p", input_types={"x": gd.TensorType(gd.int16, (3,))})
+    x = g.inputs[0]
+    g.output(gd.ops.sum(x * 2 + 1.5), gd.ops.exp(x))
+    xs = {"x": np.array([1, -2, 3], np.int16)}
+    for h in (copy.deepcopy(g), pickle.loads(pickle.dumps(g))):
+        assert str(h) == str(g)
+        for a, b in zip(gd.evaluate(h, xs), gd.evaluate(g, xs), strict=True):
+            np.testing.assert_array_equal(a, b, strict=True)
+        with pytest.raises(TypeError, match="read-only"):
+            h.outputs[1].attrs["to"] = gd.int8  # still the shared, read-only empty dict
