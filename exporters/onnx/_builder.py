@@ -93,7 +93,7 @@ class Builder:
         n.output.append(out)
         if attrs:
             n.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items()))
-        return V(out, out_dtype)
+        return _V(V, (out, out_dtype))
 
     def const(self, value: Any, dt: DType, hint: str = "c") -> V:
         arr = np.asarray(value, dtype=storage(dt).np if dt not in NARROW else dt.np)
@@ -223,16 +223,7 @@ class Builder:
             xs.append(a.name if a.dtype is cd else self.cast(a, cd).name)
         if result_bool:
             return self.node(op, xs, T.bool, **attrs)
-        if attrs:
-            out = self.node(op, xs, cd, **attrs)
-        else:  # node(), inlined: this is every elementwise op's path
-            self._count += 1
-            name = f"{op}_{self._count}"
-            n = self.nodes.add()
-            n.op_type = op
-            n.input.extend(xs)
-            n.output.append(name)
-            out = _V(V, (name, cd))
+        out = self.node(op, xs, cd, **attrs) if attrs else self.node(op, xs, cd)
         want = out_dtype or d
         return out if want is cd else self.cast(out, want)
 
