@@ -313,18 +313,30 @@ print(json.dumps({{"bytes": peak - base}}))
     return float(json.loads(out.stdout.strip().splitlines()[-1])["bytes"])
 
 
-def ort_time(model: onnx.ModelProto, feeds: dict[str, np.ndarray], iters: int) -> float:
+def ort_times(
+    models: list[onnx.ModelProto], feeds: dict[str, np.ndarray], iters: int, rounds: int = 21
+) -> list[float]:
+    """Median seconds per ``InferenceSession.run`` of each model (1 thread).
+
+    The models take turns, in alternating order, ``rounds`` times, so that drifts of the
+    machine's speed fall on all of them alike.
+    """
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    sess.run(None, feeds)
-    samples = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            sess.run(None, feeds)
-        samples.append((time.perf_counter() - t0) / iters)
-    return statistics.median(samples)
+    sessions = [ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+                for m in models]  # fmt: skip
+    for sess in sessions:
+        sess.run(None, feeds)
+    samples: list[list[float]] = [[] for _ in sessions]
+    for r in range(rounds):
+        order = range(len(sessions)) if r % 2 == 0 else reversed(range(len(sessions)))
+        for k in order:
+            sess = sessions[k]
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                sess.run(None, feeds)
+            samples[k].append((time.perf_counter() - t0) / iters)
+    return [statistics.median(x) for x in samples]
 
 
 def run_overhead(iters: int) -> dict[str, float]:
@@ -433,7 +445,7 @@ def main() -> int:
     lines.append(f"\nTime per node at {big['nodes']} / at {small['nodes']}: {scale_ratio:.2f}x")
 
     progress("onnxruntime run time: exported vs hand-written models")
-    lines.append("\n### onnxruntime run time (1 thread, median of 5)\n")
+    lines.append("\n### onnxruntime run time (1 thread, median of 21 interleaved rounds)\n")
     lines.append("| graph | graphdsl model | onnx.helper model | ratio | nodes (ours / helper) |")
     lines.append("|---|---:|---:|---:|---|")
     rng = np.random.default_rng(0)
@@ -447,8 +459,7 @@ def main() -> int:
     ort_rows: list[tuple[float, int, int]] = []
     for key, fd in feeds.items():
         row = results[key]
-        a = ort_time(row["graphdsl"]["model"], fd, 50)
-        b = ort_time(row["onnx.helper"]["model"], fd, 50)
+        a, b = ort_times([row["graphdsl"]["model"], row["onnx.helper"]["model"]], fd, 20)
         ort_rows.append((a / b, row["graphdsl"]["nodes"], row["onnx.helper"]["nodes"]))
         lines.append(f"| {key[0]}({key[1]}) | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {a / b:.3f} | "
                      f"{row['graphdsl']['nodes']} / {row['onnx.helper']['nodes']} |")  # fmt: skip
