@@ -220,3 +220,19 @@ def test_docs_check_lists_stale_files(tmp_path: Path) -> None:
     assert "stale: docs/policies/jax.md differs" in proc.stdout
     assert "stale: docs/policies/retired.md is not generated any more" in proc.stdout
     assert "stale: docs/policies/max.md" not in proc.stdout
+
+
+def test_readme_first_graph_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    """The README's first code block runs as written and prints the text IR shown under it."""
+    text = (ROOT / "README.md").read_text()
+    found = re.search(r"```python\n(.*?)```\s*```\n(.*?)```", text, re.S)
+    assert found is not None, "the README's first python block and the output under it"
+    code, shown = found.groups()
+    check = "print(gd.evaluate(g, inputs)[0].shape, run(export(g), inputs)[0].shape)"
+    script = tmp_path / "first_graph.py"
+    script.write_text(f"{code}\n{check}\n")
+    r = run_script(script, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(shown), f"README shows:\n{shown}\nthe code prints:\n{r.stdout}"
+    assert r.stdout.rstrip().endswith("(2, 3) (2, 3)")
+    assert (tmp_path / "mlp.onnx").exists()
