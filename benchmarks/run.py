@@ -239,23 +239,42 @@ def wide_ndonnx(count: int) -> onnx.ModelProto:
 # ---------------------------------------------------------------------------- measuring
 
 
-def measure(fn: Builder, size: int, repeat: int = 5, budget_s: float = 2.0) -> dict[str, Any]:
-    """Best of ``repeat`` runs (fewer once the runs so far took ``budget_s``): seconds, the
-    model's node and Cast counts. Each run starts from a collected heap, so no run pays
-    for the garbage of the one before."""
-    times: list[float] = []
-    model = None
-    while len(times) < repeat and sum(times) < budget_s:
-        gc.collect()
-        t0 = time.perf_counter()
-        model = fn(size)
-        times.append(time.perf_counter() - t0)
-    assert model is not None
-    nodes = len(model.graph.node)
-    casts = sum(1 for n in model.graph.node if n.op_type == "Cast")
-    best = min(times)
-    return {"s": best, "us_per_node": best / max(nodes, 1) * 1e6, "nodes": nodes, "casts": casts,
-            "model": model}  # fmt: skip
+def measure(
+    fns: dict[str, Builder], size: int, repeat: int = 5, budget_s: float = 2.0
+) -> dict[str, dict[str, Any]]:
+    """Per library: the best of up to ``repeat`` runs (fewer once its runs took
+    ``budget_s``) in seconds, and the model's node and Cast counts.
+
+    The libraries take turns, in alternating order, so that drifts in the machine's speed
+    fall on all of them alike; each run starts from a collected heap, so that no run pays
+    for the garbage of the one before. A library that fails gets ``{"error": ...}``.
+    """
+    times: dict[str, list[float]] = {lib: [] for lib in fns}
+    models: dict[str, onnx.ModelProto] = {}
+    errors: dict[str, str] = {}
+    for r in range(repeat):
+        for lib in list(fns) if r % 2 == 0 else list(reversed(fns)):
+            if lib in errors or sum(times[lib]) >= budget_s:
+                continue
+            progress(f"{lib}, run {r + 1}")
+            gc.collect()
+            try:
+                t0 = time.perf_counter()
+                models[lib] = fns[lib](size)
+                times[lib].append(time.perf_counter() - t0)
+            except Exception as e:  # a peer that cannot express the graph
+                errors[lib] = f"{type(e).__name__}: {str(e)[:60]}"
+    out: dict[str, dict[str, Any]] = {}
+    for lib in fns:
+        if lib in errors:
+            out[lib] = {"error": errors[lib]}
+            continue
+        model, best = models[lib], min(times[lib])
+        nodes = len(model.graph.node)
+        casts = sum(1 for n in model.graph.node if n.op_type == "Cast")
+        out[lib] = {"s": best, "us_per_node": best / max(nodes, 1) * 1e6, "nodes": nodes,
+                    "casts": casts, "model": model}  # fmt: skip
+    return out
 
 
 def peak_rss_child(steps: int, check: bool | Literal["full"] = True) -> dict[str, Any]:
@@ -390,16 +409,15 @@ def main() -> int:
     results: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
     for graph, libs in LIBS.items():
         for size in sizes[graph]:
-            row: dict[str, dict[str, Any]] = {}
-            for lib, fn in libs.items():
-                progress(f"{graph}({size}) with {lib}")
-                try:
-                    row[lib] = measure(fn, size)
-                    row[lib]["peak_mb"] = peak_memory_child(graph, lib, size) / 2**20
-                except Exception as e:  # a peer that cannot express the graph
-                    row[lib] = {"error": f"{type(e).__name__}: {str(e)[:60]}"}
+            progress(f"{graph}({size}): time, the libraries taking turns")
+            row = measure(libs, size)
+            for lib, r in row.items():
+                if "error" not in r:
+                    progress(f"{graph}({size}): peak memory of {lib}")
+                    r["peak_mb"] = peak_memory_child(graph, lib, size) / 2**20
             results[graph, size] = row
-    lines.append("### Build + export to ModelProto (seconds, best of up to 5 runs)\n")
+    lines.append("### Build + export to ModelProto (seconds, best of up to 5 runs, libraries "
+                 "taking turns)\n")
     lines.append("peak MB: how far the resident set grows while the library builds the model, "
                  "in a fresh process after a small warm-up build (sampled every 0.2 ms).\n")
     lines.append("| graph | library | s | µs/node | peak MB | nodes | Casts |")
