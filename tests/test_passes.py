@@ -526,3 +526,18 @@ def test_pipeline_preserves_evaluate_on_random_graphs(recipe: Recipe) -> None:
     verify(g2, explicit_casts=True)
     got = gd.evaluate(g2, inputs)
     _same_results(want, got)
+
+
+def test_cse_finds_duplicates_among_many_users_of_one_operand() -> None:
+    """A value that is the first operand of several different nodes, then of copies of them."""
+    g = gd.Graph("c", input_types={"x": _vec(gd.float32), "y": _vec(gd.float32)})
+    x, y = g.inputs
+    first = [x + y, x * y, x - y, gd.ops.maximum(x, y)]
+    again = [x + y, x * y, x - y, gd.ops.maximum(x, y)]
+    swapped = y + x  # not a copy: the operands are in another order
+    g.output(*first, *again, swapped)
+    out = cse(g)
+    assert _ops(out) == Counter(input=2, add=2, mul=1, sub=1, maximum=1)
+    assert all(a is b for a, b in zip(out.outputs[:4], out.outputs[4:8], strict=True))
+    assert out.outputs[8] is not out.outputs[0]
+    verify(out)

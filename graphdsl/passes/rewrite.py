@@ -46,10 +46,15 @@ class Rewriter:
         self.map: dict[int, Symbol] = {}
         self.fold = fold
         self.cse = cse
+        # CSE: nodes without operands (constants) by value; a node with operands can only
+        # equal one with the same first operand, so each value's slot (by position) holds
+        # the node it is the first operand of, or a dict by key once it is that of several
         self.seen: dict[Hashable, Symbol] = {}
+        self.firsts: list[Symbol | dict[Hashable, Symbol] | None] = []
         for s in old.inputs:
             n = self.new._add("input", (), dict(s.attrs), s.type, (), s.loc)
             self.new.inputs.append(n)
+            self.firsts.append(None)
             self.map[id(s)] = n
 
     def add(
@@ -66,15 +71,45 @@ class Rewriter:
             value = apply_op(op, attrs, in_dtypes, typ, [a.attrs["value"] for a in inputs], {})
             op, inputs, attrs, in_dtypes = "constant", (), {"value": value}, ()
             typ = TensorType(typ.dtype, typ.shape)
-        key = _cse_key(op, inputs, attrs, typ, in_dtypes) if self.cse else None
-        hit = None if key is None else self.seen.get(key)
+        if not self.cse:
+            return self._new(op, inputs, attrs, typ, in_dtypes, loc)
+        if not inputs:
+            key = _cse_key(op, inputs, attrs, typ, in_dtypes)
+            hit = None if key is None else self.seen.get(key)
+            if hit is None:
+                hit = self._new(op, inputs, attrs, typ, in_dtypes, loc)
+                if key is not None:
+                    self.seen[key] = hit
+            return hit
+        at = inputs[0].id
+        slot = self.firsts[at]
+        if slot is None:  # the first node with this first operand: nothing to compare
+            hit = self.firsts[at] = self._new(op, inputs, attrs, typ, in_dtypes, loc)
+            return hit
+        key = _cse_key(op, inputs, attrs, typ, in_dtypes)
+        if isinstance(slot, Symbol):  # a second one: from now on, a dict by key
+            slot = self.firsts[at] = {_cse_key(slot.op, slot.inputs, slot.attrs, slot.type,
+                                                slot.in_dtypes): slot}  # fmt: skip
+        hit = slot.get(key)
         if hit is None:
-            # the new graph is the rewriter's own (never frozen): append without _add's checks
-            hit = Symbol(self.new, op, inputs, attrs, typ, in_dtypes, loc)
-            self.new.nodes.append(hit)
-            if key is not None:
-                self.seen[key] = hit
+            hit = self._new(op, inputs, attrs, typ, in_dtypes, loc)
+            slot[key] = hit
         return hit
+
+    def _new(
+        self,
+        op: str,
+        inputs: tuple[Symbol, ...],
+        attrs: dict[str, Any],
+        typ: TensorType,
+        in_dtypes: tuple[DType, ...],
+        loc: Location | None,
+    ) -> Symbol:
+        # the new graph is the rewriter's own (never frozen): append without _add's checks
+        new = Symbol(self.new, op, inputs, attrs, typ, in_dtypes, loc)
+        self.new.nodes.append(new)
+        self.firsts.append(None)
+        return new
 
     def copy_node(
         self, node: Symbol, inputs: tuple[Symbol, ...] | None = None, *, known: bool = False
