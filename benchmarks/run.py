@@ -88,7 +88,8 @@ def chain_spox(steps: int) -> onnx.ModelProto:
     y = x
     for _ in range(steps):
         y = op.add(op.mul(y, c), nf)
-    return build({"x": x, "n": n}, {"y": y})
+    model: onnx.ModelProto = build({"x": x, "n": n}, {"y": y})
+    return model
 
 
 def chain_ndonnx(steps: int) -> onnx.ModelProto:
@@ -99,7 +100,8 @@ def chain_ndonnx(steps: int) -> onnx.ModelProto:
     y = x
     for _ in range(steps):
         y = y * 1.0001 + n
-    return ndx.build({"x": x, "n": n}, {"y": y})
+    model: onnx.ModelProto = ndx.build({"x": x, "n": n}, {"y": y})
+    return model
 
 
 # ---------------------------------------------------------------------------- mlp
@@ -153,7 +155,8 @@ def mlp_spox(layers: int) -> onnx.ModelProto:
     for w in _weights(layers):
         wf = op.cast(op.constant(value=w), to=np.float32)
         h = op.relu(op.add(op.matmul(h, wf), b))
-    return build({"x": x}, {"y": op.softmax(h, axis=-1)})
+    model: onnx.ModelProto = build({"x": x}, {"y": op.softmax(h, axis=-1)})
+    return model
 
 
 def mlp_ndonnx(layers: int) -> onnx.ModelProto:
@@ -165,7 +168,8 @@ def mlp_ndonnx(layers: int) -> onnx.ModelProto:
         wc = ndx.asarray(w.astype(np.float16))
         h = ndx.maximum(h @ wc + 0.5, 0.0)
     e = ndx.exp(h - ndx.max(h, axis=-1, keepdims=True))
-    return ndx.build({"x": x}, {"y": e / ndx.sum(e, axis=-1, keepdims=True)})
+    model: onnx.ModelProto = ndx.build({"x": x}, {"y": e / ndx.sum(e, axis=-1, keepdims=True)})
+    return model
 
 
 # ---------------------------------------------------------------------------- wide
@@ -224,7 +228,8 @@ def wide_spox(count: int) -> onnx.ModelProto:
 
     outs = [op.mul(op.sub(op.add(op.mul(x, c(i % 7 + 1)), op.mul(kf, c(2.0))), c(float(i % 5))),
                    c(0.5)) for i in range(count)]  # fmt: skip
-    return build({"x": x, "k": k}, {"y": op.concat(outs, axis=0)})
+    model: onnx.ModelProto = build({"x": x, "k": k}, {"y": op.concat(outs, axis=0)})
+    return model
 
 
 def wide_ndonnx(count: int) -> onnx.ModelProto:
@@ -233,7 +238,8 @@ def wide_ndonnx(count: int) -> onnx.ModelProto:
     x = ndx.argument(shape=(16,), dtype=ndx.float32)
     k = ndx.argument(shape=(16,), dtype=ndx.int32)
     outs = [(x * (i % 7 + 1) + k * 2 - i % 5) * 0.5 for i in range(count)]
-    return ndx.build({"x": x, "k": k}, {"y": ndx.concat(outs)})
+    model: onnx.ModelProto = ndx.build({"x": x, "k": k}, {"y": ndx.concat(outs)})
+    return model
 
 
 # ---------------------------------------------------------------------------- measuring
@@ -388,7 +394,7 @@ def run_overhead(iters: int) -> dict[str, float]:
 
 WARM_UP = {"chain": 10, "mlp": 1, "wide": 5}  # small builds that load what each library needs
 
-LIBS = {
+LIBS: dict[str, dict[str, Builder]] = {
     "chain": {"graphdsl": chain_graphdsl, "onnx.helper": chain_helper, "spox": chain_spox,
               "ndonnx": chain_ndonnx},
     "mlp": {"graphdsl": mlp_graphdsl, "onnx.helper": mlp_helper, "spox": mlp_spox,
@@ -469,7 +475,7 @@ def main() -> int:
     lines.append("| graph | graphdsl model | onnx.helper model | ratio | nodes (ours / helper) |")
     lines.append("|---|---:|---:|---:|---|")
     rng = np.random.default_rng(0)
-    feeds = {
+    feeds: dict[tuple[str, int], dict[str, np.ndarray]] = {
         ("chain", 2000): {"x": rng.standard_normal(1024).astype(np.float32),
                           "n": rng.integers(-5, 5, 1024).astype(np.int16)},
         ("mlp", sizes["mlp"][0]): {"x": rng.standard_normal((64, WIDTH)).astype(np.float32)},
