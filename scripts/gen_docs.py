@@ -639,7 +639,7 @@ def classify(g: gd.Graph, target: str) -> tuple[str, str]:
 
 
 def support_matrix_page(log: Callable[[str], None]) -> str:
-    from onnx_cases import DTYPES, all_cases, build  # type: ignore[import-not-found]
+    from onnx_cases import DTYPES, all_cases, build
 
     cases = all_cases()
     results: dict[str, dict[tuple[str, gd.DType], tuple[str, str]]] = {}
