@@ -248,7 +248,6 @@ class Symbol:
 Operand = Symbol | Scalar | np.ndarray | np.generic
 
 
-
 class _NoAttrs(dict[str, Any]):
     """The attributes of every node built without any, one shared empty dict.
 
@@ -623,4 +622,3 @@ class Graph:
 _get_policy = policy
 # called with each new Graph (graphdsl._scripts collects the graphs a script builds)
 _ON_CREATE: list[Callable[[Graph], None]] = []
-
