@@ -590,11 +590,7 @@ class Graph:
         """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""
         from graphdsl.passes.rewrite import Rewriter
 
-        rw = Rewriter(self, name=name or self.name)
-        for node in self.nodes:
-            if node.op != "input":
-                rw.copy_node(node)
-        return rw.finish()
+        return Rewriter(self, name=name or self.name).copy_all()
 
     def explain(self) -> str:
         """Each implicit cast the ``implicit_cast`` pass inserts, and why."""

@@ -25,8 +25,4 @@ def cse(graph: Graph) -> Graph:
       return %1
     }
     """
-    rw = Rewriter(graph, cse=True)
-    for node in graph.nodes:
-        if node.op != "input":
-            rw.copy_node(node)
-    return rw.finish()
+    return Rewriter(graph, cse=True).copy_all()

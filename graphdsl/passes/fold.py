@@ -24,8 +24,4 @@ def fold_constants(graph: Graph) -> Graph:
       return %0
     }
     """
-    rw = Rewriter(graph, fold=True)
-    for node in graph.nodes:
-        if node.op != "input":
-            rw.copy_node(node)
-    return rw.finish()
+    return Rewriter(graph, fold=True).copy_all()

@@ -125,6 +125,13 @@ class Rewriter:
         m[id(node)] = new
         return new
 
+    def copy_all(self) -> Graph:
+        """Add every node of the old graph (folded and merged as enabled), then finish."""
+        for node in self.old.nodes:
+            if node.op != "input":
+                self.copy_node(node)
+        return self.finish()
+
     def finish(self) -> Graph:
         self.new.outputs = [self.map[id(o)] for o in self.old.outputs]
         return self.new
