@@ -17,6 +17,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from example_graphs import issue_mlp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -471,20 +472,7 @@ def test_anvil_propagation_example(policy: str) -> None:
 
 
 def test_issue_mlp_example() -> None:
-    g = gd.Graph(
-        "mlp",
-        input_types={
-            "x": gd.TensorType(gd.float32, ("batch", 4)),
-            "n": gd.TensorType(gd.int16, ()),
-        },
-        policy="default",
-    )
-    x, n = g.inputs
-    w = g.constant(np.ones((4, 3), np.float32))
-    y = gd.ops.relu(x @ w + n) * 2
-    s = g.scalar[gd.int16](1)
-    h = g.scalar(1.5)
-    g.output(y, s + h)
+    g = issue_mlp()
     g.verify()
     got = gd.evaluate(g, {"x": np.ones((2, 4), np.float32), "n": np.int16(3)})
     # x @ w = 4 in every cell, + 3 = 7, relu 7, * 2 = 14; 1 + 1.5 = 2.5 (float32, anvil rule)

@@ -11,6 +11,7 @@ from typing import cast
 
 import numpy as np
 import pytest
+from example_graphs import issue_mlp
 
 import graphdsl as gd
 from graphdsl import DType
@@ -373,26 +374,8 @@ def test_output() -> None:
 # ------------------------------------------------------------------ verify
 
 
-def mlp() -> gd.Graph:
-    g = gd.Graph(
-        "mlp",
-        input_types={
-            "x": gd.TensorType(gd.float32, ("batch", 4)),
-            "n": gd.TensorType(gd.int16, ()),
-        },
-        policy="default",
-    )
-    x, n = g.inputs
-    w = g.constant(np.ones((4, 3), np.float32))
-    y = gd.ops.relu(x @ w + n) * 2
-    s = g.scalar[gd.int16](1)
-    h = g.scalar(1.5)
-    g.output(y, s + h)
-    return g
-
-
 def test_issue_example_types() -> None:
-    g = mlp()
+    g = issue_mlp()
     y, sh = g.outputs
     assert y.type == gd.TensorType(gd.float32, ("batch", 3), False)
     # int16 (known) + 1.5 (float32?): {anvil}'s exception, the join stays ambiguous
@@ -405,7 +388,7 @@ def test_issue_example_types() -> None:
 
 
 def many_graphs() -> list[gd.Graph]:
-    out = [mlp()]
+    out = [issue_mlp()]
     for name in gd.policy_names():
         g = gd.Graph("v", input_types=[gd.TensorType(gd.int8, (2, 3))] * 2, policy=name)
         x, y = g.inputs
@@ -423,7 +406,7 @@ def test_verify_passes_on_good_graphs() -> None:
 
 
 def corrupt_and_verify(corrupt: Callable[[gd.Graph], None], match: str) -> None:
-    g = mlp()
+    g = issue_mlp()
     g.verify()
     corrupt(g)
     with pytest.raises(gd.GraphError, match=match):

@@ -10,28 +10,9 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from example_graphs import issue_mlp
 
 import graphdsl as gd
-
-
-def mlp() -> gd.Graph:
-    """The issue's example."""
-    g = gd.Graph(
-        "mlp",
-        input_types={
-            "x": gd.TensorType(gd.float32, ("batch", 4)),
-            "n": gd.TensorType(gd.int16, ()),
-        },
-        policy="default",
-    )
-    x, n = g.inputs
-    w = g.constant(np.ones((4, 3), np.float32))
-    y = gd.ops.relu(x @ w + n) * 2  # n (int16) is promoted; 2 is an ambiguous literal
-    s = g.scalar[gd.int16](1)
-    h = g.scalar(1.5)  # ambiguous: float32?
-    g.output(y, s + h)
-    return g
-
 
 MLP = """\
 graph mlp(%x: float32[batch, 4], %n: int16[]) {
@@ -67,13 +48,13 @@ graph mlp(%x: float32[batch, 4], %n: int16[]) {
 
 
 def test_issue_example_prints() -> None:
-    g = mlp()
+    g = issue_mlp()
     assert str(g) == MLP
     assert str(g) == MLP  # names are made at print time, the same each time
 
 
 def test_issue_example_after_implicit_cast() -> None:
-    h = gd.passes.implicit_cast(mlp())
+    h = gd.passes.implicit_cast(issue_mlp())
     h.verify()
     assert str(h) == MLP_CAST
 
@@ -162,7 +143,7 @@ def test_jax_weak_literals_and_no_outputs() -> None:
 def test_value_names_and_format_graph_agree() -> None:
     from graphdsl.printing import format_graph, value_names
 
-    g = mlp()
+    g = issue_mlp()
     names = value_names(g)
     assert [names[id(s)] for s in g.inputs] == ["%x", "%n"]
     body = [n for n in g.nodes if n.op != "input"]
@@ -208,7 +189,7 @@ def node_lines(dot: str) -> dict[str, str]:
 
 
 def test_dot_highlights_exactly_the_casts() -> None:
-    g = mlp()
+    g = issue_mlp()
     before = g.to_dot()
     assert CAST_COLOR not in before
     h = gd.passes.implicit_cast(g)
