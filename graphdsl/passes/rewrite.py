@@ -105,11 +105,8 @@ class Rewriter:
         in_dtypes: tuple[DType, ...],
         loc: Location | None,
     ) -> Symbol:
-        # the new graph is the rewriter's own (never frozen): append without _add's checks
-        new = Symbol(self.new, op, inputs, attrs, typ, in_dtypes, loc)
-        self.new.nodes.append(new)
-        self.firsts.append(None)
-        return new
+        self.firsts.append(None)  # the new node's CSE slot, at its position
+        return self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
 
     def copy_node(
         self, node: Symbol, inputs: tuple[Symbol, ...] | None = None, *, known: bool = False
