@@ -85,8 +85,7 @@ class Builder:
     def node(
         self, op: str, inputs: Sequence[str], out_dtype: DType, hint: str = "", **attrs: Any
     ) -> V:
-        self._count += 1
-        out = f"{hint or op}_{self._count}"
+        out = self.fresh(hint or op)
         n = self.nodes.add()
         n.op_type = op
         n.input.extend(inputs)
