@@ -270,11 +270,15 @@ class Builder:
 
 
 class ExternalData:
-    """Writes large constants straight to ``<model>.data`` (protobuf stops at 2 GiB)."""
+    """Writes large constants straight to a data file (protobuf stops at 2 GiB).
 
-    def __init__(self, model_path: str) -> None:
-        self.path = model_path + ".data"
-        self.location = os.path.basename(self.path)
+    ``path`` is where the data goes while exporting (a temporary file beside the model,
+    renamed once the model is checked); tensors name it relative to the model's folder.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.location = os.path.basename(path)
         self.file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
         self.offset = 0
 

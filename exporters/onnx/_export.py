@@ -12,6 +12,7 @@ import onnx
 from onnx import ModelProto, helper
 
 from exporters.onnx._builder import Builder, ExportError, ExternalData, V
+from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
@@ -75,8 +76,10 @@ def export(
     Runs the pass pipeline (:func:`graphdsl.passes.canonicalize`: implicit_cast, constant
     folding, CSE, DCE), lowers each op through the lowering table with the target's kernel
     legalizations, checks the model, and saves it to ``path`` when given (constants over
-    1 GiB in all go to an external data file beside it). The graph is frozen: changing it
-    afterwards raises :class:`~graphdsl.GraphError`.
+    1 GiB in all go to an external data file beside it). Saving is atomic: both files are
+    written under temporary names beside ``path``, checked, then renamed into place, so a
+    failed or interrupted export leaves the files at ``path`` as they were. The graph is
+    frozen: changing it afterwards raises :class:`~graphdsl.GraphError`.
 
     ``check`` picks what ``onnx.checker`` verifies:
 
@@ -100,10 +103,15 @@ def export(
     # The pipeline allocates millions of short- and long-lived objects and frees nothing
     # cyclic: the collector's full passes made cost per node grow with graph size
     # (28 -> 49 us/node from 10k to 1M nodes); paused, it stays flat.
+    files = None if path is None else ModelFiles(os.fspath(path))
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _export(graph, path, opset=opset, target=target, check=check)
+        return _export(graph, files, opset=opset, target=target, check=check)
+    except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
+        if files is not None:
+            files.discard()
+        raise
     finally:
         if enabled:
             gc.enable()
@@ -111,7 +119,7 @@ def export(
 
 def _export(
     graph: Graph,
-    path: str | os.PathLike[str] | None,
+    files: ModelFiles | None,
     *,
     opset: int,
     target: str,
@@ -135,16 +143,16 @@ def _export(
     total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
     large = total >= EXTERNAL_DATA_THRESHOLD
     if large:
-        if path is None:
+        if files is None:
             raise ExportError(
                 f"graph {graph.name!r} has {total / 2**30:.2f} GiB of constants: pass a path "
                 "(export(graph, 'model.onnx')) so that they go to an external data file "
                 "beside it; protobuf cannot hold more than 2 GiB"
             )
         try:
-            b.external = ExternalData(os.fspath(path))
+            b.external = ExternalData(files.tmp_data)
         except OSError as e:
-            raise ExportError(f"cannot write {os.fspath(path)!r}.data: {e.strerror or e}") from e
+            raise ExportError(f"cannot write {files.data_path!r}: {e.strerror or e}") from e
     # the ONNX value of each node, by its position: canonicalize made the graph, so node ids
     # are positions (a list indexed by them beats a dict keyed by id() at a million nodes)
     env: list[V] = [_NONE] * len(lowered.nodes)
@@ -197,7 +205,7 @@ def _export(
     helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target})
     if b.external is not None:
         b.external.close()
-    _check_and_save(model, path, external=large, check=check)
+    _check_and_save(model, files, external=large, check=check)
     return model
 
 
@@ -243,22 +251,22 @@ def _name_outputs(b: Builder, g: Graph, env: list[V]) -> list[str]:
 
 
 def _check_and_save(
-    model: ModelProto, path: str | os.PathLike[str] | None, *, external: bool, check: bool | str
+    model: ModelProto, files: ModelFiles | None, *, external: bool, check: bool | str
 ) -> None:
     full = check == "full"
-    if path is None:
+    if files is None:
         if check:
             onnx.checker.check_model(model, full_check=full)
         return
-    target = os.fspath(path)
     try:
-        if external:  # the constants are in target + ".data" already
-            onnx.save_model(model, target)
+        if external:  # the constants are in the temporary data file already: the checker
+            onnx.save_model(model, files.tmp_model)  # reads them from beside the model
             if check:
-                onnx.checker.check_model(target, full_check=full)
-        else:
-            if check:
-                onnx.checker.check_model(model, full_check=full)
-            onnx.save_model(model, target)
+                onnx.checker.check_model(files.tmp_model, full_check=full)
+            files.relocate(model)
+        elif check:
+            onnx.checker.check_model(model, full_check=full)
+        onnx.save_model(model, files.tmp_model)
+        files.commit(with_data=external)
     except OSError as e:
-        raise ExportError(f"cannot write the model to {target!r}: {e.strerror or e}") from e
+        raise ExportError(f"cannot write the model to {files.path!r}: {e.strerror or e}") from e

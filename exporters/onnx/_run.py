@@ -17,6 +17,7 @@ import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx._export import export
+from exporters.onnx._files import external_data_problem, file_stamp
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, bind_inputs, match_names
@@ -39,19 +40,35 @@ class RunError(ValueError):
 
 
 class _Session:
-    def __init__(self, model: ModelProto | str, providers: list[str]) -> None:
+    """An onnxruntime session and what run() checks per call, for one model as it was.
+
+    ``source`` is what the session was made from: a copy of a ModelProto (compared with the
+    proto at each call, at memcmp speed: 0.7 ms for 16 MB of weights), the stamps of the
+    model file and its data files for a path, or None for a Graph (frozen once exported).
+    :meth:`current` says whether the model is still that.
+    """
+
+    def __init__(
+        self,
+        model: ModelProto | str,
+        providers: list[str],
+        source: ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
+    ) -> None:
+        self.source = source
+        proto = _load(model) if isinstance(model, str) else model
         so = ort.SessionOptions()
         so.log_severity_level = 3
         # onnxruntime's graph rewrites change IEEE results: MatMulScaleFusion (extended)
         # turns MatMul(x * s, B) into s * (x @ B), NoopElimination (basic) drops x + 0 and
         # with it the sign of -0.0. The exporter already folds and deduplicates.
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        source = model if isinstance(model, str) else model.SerializeToString()
-        self.sess = ort.InferenceSession(source, so, providers=providers)
+        self.sess = ort.InferenceSession(
+            model if isinstance(model, str) else model.SerializeToString(), so, providers=providers
+        )
         self.inputs = self.sess.get_inputs()
         self.names = [i.name for i in self.inputs]
         self.output_names = [o.name for o in self.sess.get_outputs()]
-        types = _io_types(model)
+        types = _io_types(proto)
         self.raw_in = {n: _RAW[t] for n, t in types[0].items() if t in _RAW}
         self.raw_out = [_RAW.get(types[1].get(n, 0)) for n in self.output_names]
         self.in_types = types[0]
@@ -63,6 +80,18 @@ class _Session:
             for n in self.names
         ]  # fmt: skip
         self.plain = not self.raw_in and not any(self.raw_out)
+
+    def current(self, model: object) -> bool:
+        """Whether ``model`` is still what this session was made from."""
+        src = self.source
+        if src is None:
+            return True
+        if isinstance(src, ModelProto):
+            return bool(model == src)
+        try:
+            return all(file_stamp(p) == stamp for p, stamp in src)
+        except OSError:
+            return False
 
     def fast_feeds(self, inputs: object) -> dict[str, np.ndarray] | None:
         """``inputs`` if it is a dict of arrays that exactly fit; None means: check slowly."""
@@ -121,8 +150,19 @@ def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
     return shaped
 
 
-def _io_types(model: ModelProto | str) -> tuple[dict[str, int], dict[str, int]]:
-    m = model if isinstance(model, ModelProto) else onnx.load(model, load_external_data=False)
+def _load(path: str) -> ModelProto:
+    """The model at ``path`` without its external data, which is checked to be whole."""
+    try:
+        m = onnx.load(path, load_external_data=False)
+    except Exception as e:  # protobuf's DecodeError, or anything else a bad file raises
+        raise RunError(f"cannot read an ONNX model from {path!r}: {e}") from None
+    problem = external_data_problem(m, os.path.dirname(path))
+    if problem is not None:
+        raise RunError(f"model {path!r}: {problem[0]}; {problem[1]}")
+    return m
+
+
+def _io_types(m: ModelProto) -> tuple[dict[str, int], dict[str, int]]:
     ins = {i.name: i.type.tensor_type.elem_type for i in m.graph.input}
     outs = {o.name: o.type.tensor_type.elem_type for o in m.graph.output}
     return ins, outs
@@ -131,6 +171,8 @@ def _io_types(model: ModelProto | str) -> tuple[dict[str, int], dict[str, int]]:
 _graph_sessions: weakref.WeakKeyDictionary[Graph, dict[tuple[str, ...], _Session]] = (
     weakref.WeakKeyDictionary()
 )
+# by (path, providers) or (id of a proto, providers); the entry keeps the proto alive while
+# its id is the key, and each hit is checked to be current (the file or proto unchanged)
 _model_sessions: OrderedDict[tuple[Any, tuple[str, ...]], tuple[Any, _Session]] = OrderedDict()
 _MAX_CACHED = 16
 _warned_fallback = False
@@ -170,16 +212,42 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
             proto = export(model, target=target)
             sess = per[key] = _Session(_serializable(proto), providers)
         return sess
-    mkey = (os.path.abspath(model) if isinstance(model, str) else id(model), key)
+    if isinstance(model, str):
+        path = os.path.abspath(model)
+        mkey: tuple[Any, tuple[str, ...]] = (path, key)
+    else:
+        mkey = (id(model), key)
     hit = _model_sessions.get(mkey)
-    if hit is not None:
+    if hit is not None and hit[1].current(model):
         _model_sessions.move_to_end(mkey)
         return hit[1]
-    sess = _Session(model, providers)
-    _model_sessions[mkey] = (model, sess)  # keeps the proto alive while its id is the key
+    if isinstance(model, str):
+        sess = _Session(path, providers, _stamps(path))
+    else:
+        snapshot = ModelProto()
+        snapshot.CopyFrom(model)
+        sess = _Session(model, providers, snapshot)
+    _model_sessions[mkey] = (model, sess)
+    _model_sessions.move_to_end(mkey)
     if len(_model_sessions) > _MAX_CACHED:
         _model_sessions.popitem(last=False)
     return sess
+
+
+def _stamps(path: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The stamps of the model file at ``path`` and of the data files it names."""
+    try:
+        stamps = [(path, file_stamp(path))]
+        folder = os.path.dirname(path)
+        for t in _load(path).graph.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    data = os.path.join(folder, e.value)
+                    if all(p != data for p, _ in stamps):
+                        stamps.append((data, file_stamp(data)))
+    except OSError as e:
+        raise RunError(f"cannot read the model {path!r}: {e.strerror or e}") from None
+    return tuple(stamps)
 
 
 def _serializable(proto: ModelProto) -> ModelProto | str:
@@ -201,7 +269,11 @@ def run(
     """Execute on onnxruntime; returns one numpy array per output.
 
     ``model`` is a Graph (exported for the provider's target on first use, then cached),
-    a ModelProto or a path. ``inputs`` is a dict by name or a list in order; they are
+    a ModelProto or a path. Sessions are cached by what decides the model: a Graph by
+    identity (it is frozen once exported), a path by its file and data files as they are
+    on disk (a model exported again to the same path gets a new session), a ModelProto by
+    its content (compared with a copy at each call: for big models, pass the Graph or the
+    path). ``inputs`` is a dict by name or a list in order; they are
     checked (names, dtypes, shapes, symbolic dims) before onnxruntime sees them. The
     default provider is CPU; ``providers=["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and a GPU are present and
@@ -209,8 +281,8 @@ def run(
     """
     global _last
     last = _last
-    if last is not None and last[0] is model and last[1] is providers:
-        sess = last[2]  # the same model again: skip the lookups
+    if last is not None and last[0] is model and last[1] is providers and last[2].current(model):
+        sess = last[2]  # the same model again, unchanged: skip the lookups
     else:
         if isinstance(model, os.PathLike):
             model = os.fspath(model)

@@ -1,0 +1,164 @@
+"""Model files and sessions: run() never serves a stale model, export() never loses one.
+
+- run() keys its sessions by what decides the model: a path by the model file (and its
+  external data files) as they are on disk now, a ModelProto by its content.
+- export() is atomic: both files are written under temporary names beside the target,
+  checked, then renamed into place; on any failure (an ExportError, a full disk, Ctrl-C)
+  the files at the path are as they were, and no temporary file is left behind.
+- run() on a model whose external data is missing or too short raises RunError naming the
+  file and the tensor (onnxruntime would read past the end of a memory map: SIGBUS).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import graphdsl as gd
+from exporters.onnx import ExportError, RunError, export, run
+from exporters.onnx import _export as export_module
+
+X = {"x": np.arange(4, dtype=np.float32)}
+
+
+def affine(scale: float) -> gd.Graph:
+    """x * w with w a 4-element constant."""
+    g = gd.Graph(f"affine{scale}", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    g.output(g.inputs[0] * g.constant(np.full(4, scale, np.float32)))
+    return g
+
+
+def weighted(scale: float) -> gd.Graph:
+    """A graph with a 1 KiB weight; exported with external data when the threshold is low."""
+    g = gd.Graph(f"weighted{scale}", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    g.output(g.inputs[0] @ g.constant(np.full((4, 64), scale, np.float32)))
+    return g
+
+
+def weighted_result(scale: float) -> np.ndarray:
+    return np.full(64, X["x"].sum() * scale, np.float32)
+
+
+@pytest.fixture
+def external(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Constants of 1 KiB and more go to external data (normally from 1 GiB)."""
+    monkeypatch.setattr(export_module, "EXTERNAL_DATA_THRESHOLD", 1024)
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("as_path", [str, Path])
+def test_reexport_to_the_same_path_runs_the_new_model(tmp_path: Path, as_path: type) -> None:
+    path = as_path(tmp_path / "m.onnx")
+    export(affine(2.0), path)
+    np.testing.assert_array_equal(run(path, X)[0], X["x"] * 2)
+    export(affine(3.0), path)
+    np.testing.assert_array_equal(run(path, X)[0], X["x"] * 3)
+    export(affine(2.0), path)  # back again: not the first session either
+    np.testing.assert_array_equal(run(path, X)[0], X["x"] * 2)
+
+
+def test_reexport_with_external_data_runs_the_new_model(tmp_path: Path, external: None) -> None:
+    path = tmp_path / "m.onnx"
+    export(weighted(1.0), path)
+    assert (tmp_path / "m.onnx.data").is_file()
+    np.testing.assert_array_equal(run(path, X)[0], weighted_result(1.0))
+    export(weighted(0.5), path)
+    np.testing.assert_array_equal(run(path, X)[0], weighted_result(0.5))
+
+
+def test_proto_changed_in_place_runs_the_new_model() -> None:
+    m = export(affine(2.0))
+    np.testing.assert_array_equal(run(m, X)[0], X["x"] * 2)
+    m.CopyFrom(export(affine(5.0)))
+    np.testing.assert_array_equal(run(m, X)[0], X["x"] * 5)
+    # a change to one initializer's bytes, nothing else
+    (init,) = [t for t in m.graph.initializer if t.dims == [4]]
+    init.CopyFrom(onnx.numpy_helper.from_array(np.full(4, 7.0, np.float32), init.name))
+    np.testing.assert_array_equal(run(m, X)[0], X["x"] * 7)
+
+
+def test_failed_export_leaves_the_previous_files(tmp_path: Path, external: None) -> None:
+    path = tmp_path / "m.onnx"
+    export(weighted(1.0), path)
+    before = files(tmp_path)
+    assert set(before) == {"m.onnx", "m.onnx.data"}
+    g = gd.Graph("bad", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    w = g.constant(np.full((4, 64), 3.0, np.float32))  # other bytes than the saved weights
+    g.output(gd.ops.cast(g.inputs[0] @ w, gd.complex64))
+    with pytest.raises(ExportError, match="complex"):
+        export(g, path)  # fails while lowering, after the weights were written
+    assert files(tmp_path) == before
+    np.testing.assert_array_equal(run(path, X)[0], weighted_result(1.0))
+
+
+@pytest.mark.parametrize(
+    "failure", [KeyboardInterrupt(), OSError(errno.ENOSPC, "No space left on device")]
+)
+@pytest.mark.parametrize("big", [False, True])
+def test_interrupted_save_leaves_the_previous_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException, big: bool
+) -> None:
+    if big:
+        monkeypatch.setattr(export_module, "EXTERNAL_DATA_THRESHOLD", 1024)
+    path = tmp_path / "m.onnx"
+    export(weighted(1.0), path)
+    before = files(tmp_path)
+    real_save = onnx.save_model
+
+    def save_then_fail(model: onnx.ModelProto, target: str, *args: object, **kw: object) -> None:
+        real_save(model, target, *args, **kw)  # half way: a file is written
+        with open(target, "r+b") as f:
+            f.truncate(7)
+        raise failure
+
+    monkeypatch.setattr(onnx, "save_model", save_then_fail)
+    # a full disk is an ExportError naming the path; Ctrl-C stays a KeyboardInterrupt
+    if isinstance(failure, OSError):
+        with pytest.raises(ExportError, match=r"cannot write the model to .*m\.onnx.*No space"):
+            export(weighted(0.5), path)
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            export(weighted(0.5), path)
+    monkeypatch.setattr(onnx, "save_model", real_save)
+    assert files(tmp_path) == before  # nothing changed, no temporary file left
+    np.testing.assert_array_equal(run(path, X)[0], weighted_result(1.0))
+
+
+def test_export_into_a_missing_folder_is_an_export_error(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="cannot write"):
+        export(affine(2.0), tmp_path / "no" / "such" / "m.onnx")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "remove"])
+def test_damaged_external_data_is_a_run_error(tmp_path: Path, external: None, damage: str) -> None:
+    path = tmp_path / "m.onnx"
+    export(weighted(1.0), path)
+    data = tmp_path / "m.onnx.data"
+    if damage == "truncate":
+        with open(data, "r+b") as f:
+            f.truncate(os.path.getsize(data) // 2)
+    else:
+        data.unlink()
+    model = onnx.load(str(path), load_external_data=False)
+    (tensor,) = [t.name for t in model.graph.initializer if t.data_location == 1]
+    with pytest.raises(RunError, match=rf"m\.onnx\.data.*{tensor}|{tensor}.*m\.onnx\.data"):
+        run(path, X)
+    with pytest.raises(RunError):  # the same again: no session was cached for it
+        run(str(path), X)
+
+
+def test_run_of_a_file_replaced_by_garbage_is_a_run_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    export(affine(2.0), path)
+    run(path, X)
+    path.write_bytes(b"not a model")
+    with pytest.raises(RunError, match=r"cannot read an ONNX model from .*m\.onnx"):
+        run(path, X)
