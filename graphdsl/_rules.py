@@ -438,35 +438,59 @@ _register(
 
 
 def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    """numpy's reshape: one -1 may be inferred, and 0 is a zero-length dimension (ONNX's
+    Reshape would copy the input's dimension; the exporter sets allowzero=1). With symbolic
+    dimensions the element counts must be equal as products of names, in lowest terms."""
     t = types[0]
-    req = attrs["shape"]
+    req = tuple(attrs["shape"])
     if sum(1 for d in req if d == -1) > 1:
         raise ShapeError(
             f"reshape to {req}: at most one dimension may be -1; give the others explicitly"
         )
-    known = [d for d in req if d != -1]
-    target = shape_of(known)  # validates
-    n_in = num_elements(t.shape)
-    n_known = num_elements(target)
-    out: list[Dim] = []
-    for d in req:
-        if d != -1:
-            out.append(d)
+    known = shape_of([d for d in req if d != -1])  # validates
+    src, dst = format_shape(t.shape), format_shape(req)
+    zero_in, zero_out = 0 in t.shape, 0 in known
+    if zero_out and not zero_in:
+        named = tuple(d if d != 0 or i >= t.rank else t.shape[i] for i, d in enumerate(req))
+        raise ShapeError(
+            f"cannot reshape {src} to {dst}: a 0 is a zero-length dimension (numpy's meaning, "
+            "not ONNX's 'copy this dimension'), so the element counts differ; to keep a "
+            f"dimension of the input, name it: {named}"
+        )
+    n_in, n_known = num_elements(t.shape), num_elements(known)
+    fill: Dim | None = None
+    if -1 in req:
+        if zero_out:
+            raise ShapeError(
+                f"cannot reshape {src} to {dst}: a -1 cannot be inferred beside a zero-length "
+                "dimension (any size fits); give every dimension"
+            )
+        if zero_in:
+            fill = 0
         elif n_in is not None and n_known is not None:
             if n_known == 0 or n_in % n_known:
                 raise ShapeError(
-                    f"cannot reshape {format_shape(t.shape)} to {tuple(req)}: no whole size "
-                    "fits the -1; the element counts must match"
+                    f"cannot reshape {src} to {tuple(req)}: no whole size fits the -1; the "
+                    "element counts must match"
                 )
-            out.append(n_in // n_known)
+            fill = n_in // n_known
         else:
-            out.append(derived_dim(t.shape, target))
-    if -1 not in req and n_in is not None and n_known is not None and n_in != n_known:
+            fill = derived_dim(t.shape, known)
+    elif n_in is not None and n_known is not None:
+        if n_in != n_known:
+            raise ShapeError(
+                f"cannot reshape {src} ({n_in} elements) to {dst} ({n_known} elements); the "
+                "element counts must match"
+            )
+    elif not zero_in and derived_dim(t.shape, known) != 1:
+        have, want = derived_dim(t.shape, ()), derived_dim(known, ())
         raise ShapeError(
-            f"cannot reshape {format_shape(t.shape)} ({n_in} elements) to "
-            f"{format_shape(tuple(req))} ({n_known} elements); the element counts must match"
+            f"cannot reshape {src} ({have} elements) to {dst} ({want} elements): the type "
+            "system cannot tell that these counts are equal; use -1 for the dimension that "
+            "takes the rest, or name dimensions of the input"
         )
-    return (t.dtype,), TensorType(t.dtype, tuple(out), t.ambiguous)
+    out: Shape = tuple(fill if d == -1 and fill is not None else d for d in req)
+    return (t.dtype,), TensorType(t.dtype, out, t.ambiguous)
 
 
 def _bound(dims: dict[str, int], d: Dim) -> int:
@@ -483,8 +507,18 @@ def _bound(dims: dict[str, int], d: Dim) -> int:
 
 def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     dims = attrs.get("_bound", {})
-    req = [_bound(dims, d) for d in attrs["shape"]]
-    return args[0].reshape(req)
+    req = tuple(_bound(dims, d) for d in attrs["shape"])
+    x = args[0]
+    try:
+        return x.reshape(req)
+    except ValueError:  # a symbolic size that holds only for some bindings (b*3/2)
+        asked = tuple(attrs["shape"])
+        here = f" (here {req})" if req != asked else ""
+        raise ShapeError(
+            f"at run time, a value of shape {x.shape} ({x.size} elements) cannot take the "
+            f"shape {asked}{here}; its type {format_shape(out.shape)} needs other sizes of "
+            "the inputs' dimensions"
+        ) from None
 
 
 _register("reshape", _reshape_rule, _reshape_impl, "any")

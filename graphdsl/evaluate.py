@@ -24,6 +24,7 @@ from graphdsl._rules import OPS, cast_array
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, GraphError, Symbol, TensorType
 from graphdsl.inputs import bind_inputs
+from graphdsl.shapes import ShapeError
 from graphdsl.verify import verify
 
 __all__ = ["apply_op", "evaluate", "run_node"]
@@ -57,7 +58,10 @@ def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.n
         return np.asarray(node.attrs["value"])
     if node.op == "constant":
         return np.asarray(node.attrs["value"])
-    return run_node(node, [env[id(i)] for i in node.inputs], dims)
+    try:
+        return run_node(node, [env[id(i)] for i in node.inputs], dims)
+    except ShapeError as e:  # a size the static types leave open, wrong for these inputs
+        raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
 
 
 def run_node(node: Symbol, values: list[np.ndarray], dims: dict[str, int]) -> np.ndarray:

@@ -511,6 +511,25 @@ SEMANTICS: list[tuple[str, str, list[Demo]]] = [
              {"x": [300, -1, 128, 0, 65519, 65520]}),
         ],
     ),
+    (
+        "Shapes",
+        "Static shapes mix sizes and symbolic names (`'batch'`); a name is bound at run time "
+        "by the first input that has it, and every later input with that name must agree. "
+        "Derived sizes are written in lowest terms (`(batch, 4)` reshaped to `(-1, 2)` is "
+        "`(batch*2, 2)`).\n\n"
+        "`reshape` follows numpy: one `-1` takes the rest, and a `0` is a zero-length "
+        "dimension. ONNX's Reshape reads a 0 as 'copy the input's dimension' unless "
+        "`allowzero=1`, which the exporter always sets, so the type, `gd.evaluate` and the "
+        "exported model agree. To keep a dimension of the input, name it: "
+        "`reshape(x, ('batch', 'seq', 2, 4))` for `x: float32[batch, seq, 8]`; "
+        "`reshape(x, (0, 0, 2, 4))` is a `ShapeError` at the line that builds it. Without a "
+        "`-1`, the element counts must be equal as products of names (`(b, 8)` to `(c, 8)` is "
+        "refused: nothing says that `b == c`). A derived size that holds only for some "
+        "bindings (`(b, 3)` to `(-1, 2)` is `(b*3/2, 2)`) fails for the others with a "
+        "`ShapeError` from `gd.evaluate` and a `RunError` from `run()`, both naming the "
+        "reshape.",
+        [],
+    ),
 ]  # fmt: skip
 
 

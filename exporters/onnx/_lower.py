@@ -530,12 +530,14 @@ def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 @_register("reshape")
 def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    return _with_shape(b, "Reshape", args[0], dims.shape_tensor(tuple(node.attrs["shape"])))
+    # allowzero=1: a 0 is a zero-length dimension, as in numpy (ONNX would copy the input's)
+    shape = dims.shape_tensor(tuple(node.attrs["shape"]))
+    return _with_shape(b, "Reshape", args[0], shape, allowzero=1)
 
 
-def _with_shape(b: Builder, op: str, x: V, shape: str) -> V:
+def _with_shape(b: Builder, op: str, x: V, shape: str, **attrs: int) -> V:
     cd = b.compute_dtype(op, x.dtype, bits=True)
-    r = b.node(op, [b.cast(x, cd).name, shape], cd)
+    r = b.node(op, [b.cast(x, cd).name, shape], cd, "", **attrs)
     return b.cast(r, x.dtype)
 
 

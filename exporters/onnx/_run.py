@@ -290,17 +290,32 @@ def run(
             raise RunError(f"no model file at {model!r}")
         sess = _session_for(model, _providers(providers))
         _last = (model, providers, sess)
-    feeds = sess.fast_feeds(inputs) if sess.plain else None
-    if feeds is not None:  # the common case: arrays that fit exactly, no conversions
-        outs: list[np.ndarray] = sess.sess.run(sess.output_names, feeds)
-        return outs
+    try:
+        feeds = sess.fast_feeds(inputs) if sess.plain else None
+        if feeds is not None:  # the common case: arrays that fit exactly, no conversions
+            outs: list[np.ndarray] = sess.sess.run(sess.output_names, feeds)
+            return outs
+        if isinstance(model, Graph):
+            try:
+                arrays, _ = bind_inputs(model, inputs)
+            except InputError as e:
+                raise RunError(str(e)) from None
+            return sess(arrays)
+        return sess(_check_model_inputs(sess, inputs))
+    except (ort.capi.onnxruntime_pybind11_state.Fail,
+            ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+            ort.capi.onnxruntime_pybind11_state.RuntimeException) as e:  # fmt: skip
+        # inputs were checked against the model's types: what fails here is a size that the
+        # types leave open (a symbolic one that holds only for some bindings)
+        raise RunError(f"onnxruntime could not run {_describe(model)}: {e}") from None
+
+
+def _describe(model: object) -> str:
     if isinstance(model, Graph):
-        try:
-            arrays, _ = bind_inputs(model, inputs)
-        except InputError as e:
-            raise RunError(str(e)) from None
-        return sess(arrays)
-    return sess(_check_model_inputs(sess, inputs))
+        return f"graph {model.name!r}"
+    if isinstance(model, str):
+        return f"model {model!r}"
+    return f"model {getattr(getattr(model, 'graph', None), 'name', '?')!r}"
 
 
 def _check_model_inputs(
