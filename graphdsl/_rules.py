@@ -9,6 +9,8 @@ through the graph's policy. Implementations receive operands already in ``in_dty
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +23,7 @@ from graphdsl.shapes import (
     Dim,
     Shape,
     ShapeError,
+    bind_dim,
     broadcast_shapes,
     derived_dim,
     format_shape,
@@ -28,6 +31,7 @@ from graphdsl.shapes import (
     normalize_axis,
     num_elements,
     shape_of,
+    sum_dims,
 )
 
 __all__ = ["OPS", "OpDef", "cast_array"]
@@ -412,6 +416,31 @@ def _reduce_impl(fn: Callable[..., Any]) -> Impl:
     return impl
 
 
+def _identity(x: np.ndarray, lowest: bool) -> Any:
+    """The identity of max (``lowest``) or min over ``x``'s dtype: ONNX's value for a
+    reduction over an empty set (numpy has none and raises)."""
+    if x.dtype.kind == "b":
+        return not lowest
+    if x.dtype.kind == "f":
+        return -np.inf if lowest else np.inf
+    info = np.iinfo(x.dtype)
+    return info.min if lowest else info.max
+
+
+def _extremum_impl(fn: Callable[..., Any], lowest: bool) -> Impl:
+    def reduce(x: np.ndarray, axis: Any, keepdims: bool) -> Any:
+        return fn(x, axis=axis, keepdims=keepdims, initial=_identity(x, lowest))
+
+    return _reduce_impl(reduce)
+
+
+def _mean(x: np.ndarray, axis: Any, keepdims: bool) -> Any:
+    n = math.prod(x.shape[a] for a in axis) if axis else 1
+    if n == 0:  # NaN, as numpy's mean of an empty slice (without its warning)
+        return np.full(np.sum(x, axis=axis, keepdims=keepdims).shape, np.nan, x.dtype)
+    return np.mean(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
+
+
 _register(
     "sum",
     _reduction(NUMERIC, bool_to="int"),
@@ -424,12 +453,22 @@ _register(
     _reduce_impl(lambda x, **k: np.prod(x, dtype=x.dtype, **k)),
     "numeric; bool -> default int",
 )
-_register("max", _reduction(REAL | {Kind.bool}, bool_to=None), _reduce_impl(np.max), "real or bool")
-_register("min", _reduction(REAL | {Kind.bool}, bool_to=None), _reduce_impl(np.min), "real or bool")
+_register(
+    "max",
+    _reduction(REAL | {Kind.bool}, bool_to=None),
+    _extremum_impl(np.max, lowest=True),
+    "real or bool; over an empty set: the dtype's lowest value",
+)
+_register(
+    "min",
+    _reduction(REAL | {Kind.bool}, bool_to=None),
+    _extremum_impl(np.min, lowest=False),
+    "real or bool; over an empty set: the dtype's highest value",
+)
 _register(
     "mean",
     _reduction(_FLOAT | {Kind.complex}, bool_to=None, to_float=True),
-    _reduce_impl(lambda x, **k: np.mean(x, dtype=x.dtype, **k)),
+    _reduce_impl(_mean),
     "floating; integers -> default float",
 )
 
@@ -494,30 +533,35 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
 
 
 def _bound(dims: dict[str, int], d: Dim) -> int:
-    """The run-time size of a dimension of a target shape."""
+    """The run-time size of a dimension of a target shape (a name, or one derived from names)."""
     if isinstance(d, int):
         return d
-    if d not in dims:
+    size = bind_dim(d, dims)
+    if size is None:
+        if d in dims or all(n in dims for n in re.findall(r"[A-Za-z_]\w*", d)):
+            raise ShapeError(
+                f"the dimension {d!r} is not a whole size when {dims}; bind the inputs' "
+                "dimensions to sizes for which it is"
+            )
         raise ShapeError(
             f"the symbolic dimension {d!r} is not a dimension of any graph input, so its size "
             "is unknown at run time; use a concrete size or a name that an input has"
         )
-    return dims[d]
+    return size
 
 
 def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
-    dims = attrs.get("_bound", {})
-    req = tuple(_bound(dims, d) for d in attrs["shape"])
+    # the result's type is the target with its -1 resolved (numpy cannot infer a -1 beside
+    # zero elements, where the type can): reshape to it, with the names bound
     x = args[0]
     try:
+        req = tuple(_bound(attrs.get("_bound", {}), d) for d in out.shape)
         return x.reshape(req)
-    except ValueError:  # a symbolic size that holds only for some bindings (b*3/2)
-        asked = tuple(attrs["shape"])
-        here = f" (here {req})" if req != asked else ""
+    except (ValueError, ShapeError):  # a size that holds only for some bindings (b*3/2)
         raise ShapeError(
             f"at run time, a value of shape {x.shape} ({x.size} elements) cannot take the "
-            f"shape {asked}{here}; its type {format_shape(out.shape)} needs other sizes of "
-            "the inputs' dimensions"
+            f"shape {tuple(attrs['shape'])}; its type {format_shape(out.shape)} needs other "
+            "sizes of the inputs' dimensions"
         ) from None
 
 
@@ -588,7 +632,7 @@ def _concat_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
                 "every dimension but the concat axis must agree"
             )
     sizes = [t.shape[axis] for t in types]
-    total = sum(sizes) if all(isinstance(s, int) for s in sizes) else "+".join(map(str, sizes))  # type: ignore[arg-type]
+    total = sum_dims(sizes)
     shape = tuple(total if i == axis else d for i, d in enumerate(types[0].shape))
     return (c.dtype,) * len(types), TensorType(c.dtype, shape, c.ambiguous)
 
@@ -643,6 +687,8 @@ _register("squeeze", _squeeze_rule, lambda a, attrs, out: np.squeeze(a[0], attrs
 def _softmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     x = args[0]
     axis = attrs["axis"]
+    if x.size == 0:  # nothing to normalize (np.max of an empty axis would raise)
+        return x
     with np.errstate(all="ignore"):
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
         return np.asarray(e / np.sum(e, axis=axis, keepdims=True))

@@ -21,12 +21,16 @@ __all__ = [
     "Dim",
     "Shape",
     "ShapeError",
+    "bind_dim",
     "broadcast_shapes",
     "derived_dim",
+    "dim_factors",
+    "dim_terms",
     "format_shape",
     "normalize_axes",
     "normalize_axis",
     "shape_of",
+    "sum_dims",
 ]
 
 Dim: TypeAlias = int | str
@@ -128,7 +132,7 @@ def num_elements(shape: Shape) -> int | None:
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 
 
-def _factors(d: Dim) -> tuple[Fraction, Counter[str]]:
+def dim_factors(d: Dim) -> tuple[Fraction, Counter[str]]:
     """A dimension as coefficient * product of names / product of names (a name counts -1)."""
     if isinstance(d, int):
         return Fraction(d), Counter()
@@ -158,10 +162,15 @@ def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
     """
     coef, names = Fraction(1), Counter[str]()
     for d, sign in [(d, 1) for d in numerator] + [(d, -1) for d in denominator]:
-        c, n = _factors(d)
+        c, n = dim_factors(d)
         coef = coef * c if sign > 0 else coef / c
         for k, v in n.items():
             names[k] += sign * v
+    return _render(coef, names)
+
+
+def _render(coef: Fraction, names: Counter[str]) -> Dim:
+    """coef * product of names (negative counts divide), written in lowest terms."""
     up = [k for k, v in names.items() for _ in range(v)]
     down = [k for k, v in names.items() for _ in range(-v)]
     if coef.numerator != 1 or not up:
@@ -172,3 +181,57 @@ def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
         return int(up[0])
     text = "*".join(up)
     return f"{text}/{'*'.join(down)}" if down else text
+
+
+def sum_dims(dims: Sequence[Dim]) -> Dim:
+    """The dimension sum(dims) (concat's result), like terms added: an int when whole.
+
+    >>> sum_dims([2, 3]), sum_dims(["n", "n"]), sum_dims(["n", 3, "m*2", "n"])
+    (5, 'n*2', 'n*2+m*2+3')
+    """
+    terms: dict[frozenset[tuple[str, int]], Fraction] = {}
+    for d in dims:
+        for coef, names in dim_terms(d):
+            key = frozenset((k, v) for k, v in names.items() if v)
+            terms[key] = terms.get(key, Fraction(0)) + coef
+    constant = terms.pop(frozenset(), Fraction(0))
+    parts = [str(_render(c, Counter(dict(k)))) for k, c in terms.items() if c]
+    if constant or not parts:
+        parts.append(str(_render(constant, Counter())) if constant else "0")
+    if len(parts) == 1 and parts[0].lstrip("-").isdigit():
+        return int(parts[0])
+    return "+".join(parts)
+
+
+def dim_terms(d: Dim) -> list[tuple[Fraction, Counter[str]]]:
+    """A dimension as a sum of products (``'n*2+3'``), each as :func:`dim_factors` gives."""
+    if isinstance(d, str) and "+" in d and all(_TERM.fullmatch(t) for t in d.split("+")):
+        return [dim_factors(t) for t in d.split("+")]
+    return [dim_factors(d)]
+
+
+_TERM = re.compile(r"[A-Za-z0-9_*/]+")
+
+
+def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
+    """The size of dimension ``d`` when its names have ``sizes``; None if one is unbound or
+    the size is not whole (a derived ``'b*3/2'`` with an odd ``b``).
+
+    >>> bind_dim("batch*2", {"batch": 3}), bind_dim("b*3/2", {"b": 3}), bind_dim(4, {})
+    (6, None, 4)
+    """
+    if isinstance(d, int):
+        return d
+    if d in sizes:
+        return sizes[d]
+    total = Fraction(0)
+    for coef, names in dim_terms(d):
+        if names == Counter({d: 1}):  # an opaque name of the user's own, unbound
+            return None
+        value = coef
+        for name, power in names.items():
+            if name not in sizes or (sizes[name] == 0 and power < 0):
+                return None
+            value *= Fraction(sizes[name]) ** power
+        total += value
+    return int(total) if total.denominator == 1 else None

@@ -28,6 +28,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -38,6 +39,7 @@ from onnx.reference import ReferenceEvaluator
 import graphdsl as gd
 from exporters.onnx import export, run
 from graphdsl._rules import cast_array
+from graphdsl.shapes import bind_dim
 
 EXAMPLES = int(os.environ.get("GRAPHDSL_FUZZ_EXAMPLES", "300"))
 SEED = os.environ.get("GRAPHDSL_FUZZ_SEED")
@@ -57,6 +59,8 @@ class Stats:
     ops: Counter[str] = field(default_factory=Counter)
     policies: Counter[str] = field(default_factory=Counter)
     dtypes: Counter[str] = field(default_factory=Counter)
+    # graphs with a symbolic dimension, by the sizes bound to it (first run, then the rerun)
+    bindings: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
 
     def summary(self) -> str:
@@ -68,6 +72,7 @@ class Stats:
             f"ops: {dict(sorted(self.ops.items()))}",
             f"policies: {dict(sorted(self.policies.items()))}",
             f"dtypes: {dict(sorted(self.dtypes.items()))}",
+            f"symbolic graphs by bound sizes (first, rerun): {dict(sorted(self.bindings.items()))}",
         ]
         return "\n".join(lines)
 
@@ -120,14 +125,46 @@ def _disagreements(
     return problems
 
 
-def check_case(case: FuzzCase, stats: Stats | None = None) -> list[str]:
-    """Run ``case`` three ways; the list of disagreements (empty when all agree)."""
+def _shape_problems(
+    g: gd.Graph, inputs: dict[str, np.ndarray], outs: list[np.ndarray]
+) -> list[str]:
+    """Outputs whose shapes are not their static types with the inputs' sizes bound."""
+    sizes: dict[str, int] = {}
+    for s in g.inputs:
+        arr = inputs[s.attrs["name"]]
+        sizes.update({d: n for d, n in zip(s.shape, arr.shape, strict=True) if isinstance(d, str)})
+    problems = []
+    for k, (o, arr) in enumerate(zip(g.outputs, outs, strict=True)):
+        want = tuple(bind_dim(d, sizes) for d in o.shape)
+        if want != arr.shape:
+            problems.append(f"output {k}: type {o.type} with {sizes} is {want}, got {arr.shape}")
+    return problems
+
+
+def _bound_sizes(g: gd.Graph, inputs: dict[str, np.ndarray]) -> str:
+    return ",".join(
+        str(inputs[s.attrs["name"]].shape[i])
+        for s in g.inputs[:1]
+        for i, d in enumerate(s.shape)
+        if isinstance(d, str)
+    )
+
+
+def check_case(case: FuzzCase, stats: Stats | None = None, path: str | None = None) -> list[str]:
+    """Run ``case`` three ways; the list of disagreements (empty when all agree).
+
+    With ``path`` the model is exported there and onnxruntime runs the file: the fuzz test
+    passes one path for every graph, so each run follows a re-export to the same path.
+    A case with ``rebound`` inputs runs again on the same model with another size bound.
+    """
     g, inputs = case.graph, case.inputs
     want = gd.evaluate(g, inputs)
+    problems = _shape_problems(g, inputs, want)
     env = intermediates(g, inputs)
     tols = tolerances(g, env)
-    model = export(g, check="full")
-    problems = _disagreements(g, want, run(model, inputs), tols, "onnxruntime")
+    model = export(g, path, check="full")
+    runnable = model if path is None else path
+    problems += _disagreements(g, want, run(runnable, inputs), tols, "onnxruntime")
     got_ref, gap = reference_evaluator(model, inputs)
     if got_ref is not None:
         ref_problems = _disagreements(g, want, got_ref, tols, "ReferenceEvaluator")
@@ -135,6 +172,12 @@ def check_case(case: FuzzCase, stats: Stats | None = None) -> list[str]:
             gap = BLAS_ZERO_SKIP  # a known ReferenceEvaluator deviation, counted as a gap
         else:
             problems += ref_problems
+    if case.rebound is not None:
+        again = gd.evaluate(g, case.rebound)
+        problems += [f"rebound: {p}" for p in _shape_problems(g, case.rebound, again)]
+        tols2 = tolerances(g, intermediates(g, case.rebound))
+        got2 = run(runnable, case.rebound)  # the same session, other sizes
+        problems += _disagreements(g, again, got2, tols2, "onnxruntime (rebound)")
     if stats is not None:
         stats.graphs += 1
         stats.outputs += len(want)
@@ -144,6 +187,9 @@ def check_case(case: FuzzCase, stats: Stats | None = None) -> list[str]:
         stats.ops.update(case.ops)
         stats.policies[g.policy.name] += 1
         stats.dtypes.update(s.dtype.name for s in g.nodes)
+        if case.rebound is not None:
+            sizes = f"{_bound_sizes(g, inputs)}->{_bound_sizes(g, case.rebound)}"
+            stats.bindings[sizes] += 1
         if EXAMPLES > PROGRESS_EVERY and stats.graphs % PROGRESS_EVERY == 0:
             gaps = sum(stats.reference_gaps.values())
             elapsed = time.monotonic() - stats.started
@@ -152,8 +198,9 @@ def check_case(case: FuzzCase, stats: Stats | None = None) -> list[str]:
     return problems
 
 
-def test_random_graphs_agree_on_three_backends() -> None:
+def test_random_graphs_agree_on_three_backends(tmp_path: Path) -> None:
     stats = Stats()
+    path = str(tmp_path / "fuzz.onnx")  # every graph is exported to this one path
 
     @settings(
         max_examples=EXAMPLES,
@@ -164,7 +211,7 @@ def test_random_graphs_agree_on_three_backends() -> None:
     )
     @given(fuzz_cases())
     def check(case: FuzzCase) -> None:
-        problems = check_case(case, stats)
+        problems = check_case(case, stats, path)
         assert not problems, "backends disagree:\n" + "\n".join(problems) + "\n" + case.code
 
     if SEED is not None:
@@ -184,6 +231,10 @@ def test_random_graphs_agree_on_three_backends() -> None:
     assert set(stats.policies) == set(gd.policy_names())
     wanted = {d.name for d in ALL_DTYPES}
     assert wanted <= set(stats.dtypes), f"dtypes never drawn: {sorted(wanted - set(stats.dtypes))}"
+    # symbolic dimensions bound at run time, to empty sizes too, and rebound on one model
+    symbolic = sum(stats.bindings.values())
+    empty = sum(k for b, k in stats.bindings.items() if "0" in b.replace("->", ",").split(","))
+    assert symbolic >= stats.graphs // 10 and empty >= symbolic // 10, stats.summary()
 
 
 def test_canonicalize_is_the_pass_pipeline_in_one_sweep() -> None:

@@ -23,7 +23,7 @@ def agree(g: gd.Graph, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         bound.update({d: n for d, n in zip(s.shape, arr.shape, strict=True) if isinstance(d, str)})
     for o, w, r in zip(g.outputs, want, got, strict=True):
         assert r.dtype == w.dtype and r.shape == w.shape
-        np.testing.assert_array_equal(r, w)
+        assert_same(r, w)
         assert len(o.shape) == w.ndim
         for d, n in zip(o.shape, w.shape, strict=True):
             if isinstance(d, int):
@@ -31,6 +31,13 @@ def agree(g: gd.Graph, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
             elif d in bound:
                 assert bound[d] == n, f"type says {o.shape} with {bound}, value has {w.shape}"
     return want
+
+
+def assert_same(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal values of equal dtypes, NaN matching NaN (compared as float64: ml_dtypes' NaN)."""
+    assert got.dtype == want.dtype
+    as64 = (lambda a: a.astype(np.float64)) if want.dtype.kind not in "iub" else np.asarray
+    np.testing.assert_array_equal(as64(got), as64(want))
 
 
 def seq_graph(*dims: int | str) -> gd.Graph:
@@ -90,3 +97,60 @@ def test_reshape_whose_size_fails_at_run_time_is_a_clear_error() -> None:
         gd.evaluate(g, odd)
     with pytest.raises(RunError, match="Reshape"):
         run(export(g), odd)
+
+
+# Reductions over an empty set (a symbolic dimension bound to 0 at run time). numpy has no
+# answer for max/min; ONNX's (and TensorFlow's) is the identity: the dtype's lowest value for
+# max (-inf for floats), its highest for min. mean is NaN (numpy, JAX); sum 0, prod 1.
+REDUCE_DTYPES = [gd.bool, gd.int8, gd.int16, gd.int32, gd.int64, gd.uint8, gd.uint16,
+                 gd.uint32, gd.uint64, gd.float16, gd.bfloat16, gd.float32, gd.float64]  # fmt: skip
+
+
+def empty_identity(op: str, dt: gd.DType) -> float | int | bool:
+    if op == "sum":
+        return 0
+    if op == "prod":
+        return 1
+    if op == "mean":
+        return float("nan")
+    lowest = op == "max"
+    if dt is gd.bool:
+        return not lowest
+    if dt.is_float:
+        return -np.inf if lowest else np.inf
+    return int(dt.min if lowest else dt.max)
+
+
+@pytest.mark.parametrize("dt", REDUCE_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "mean"])
+def test_reductions_over_an_empty_axis_agree(op: str, dt: gd.DType) -> None:
+    g = gd.Graph("empty", input_types={"x": gd.TensorType(dt, ("n", 3))})
+    y = getattr(gd.ops, op)(g.inputs[0], axis=0)  # every reduction takes every dtype here
+    g.output(y, getattr(gd.ops, op)(g.inputs[0], axis=0, keepdims=True))
+    out = agree(g, {"x": np.zeros((0, 3), dt.np)})
+    assert_same(out[0], np.full((3,), empty_identity(op, dt)).astype(y.dtype.np))
+    # the same model, bound to other sizes afterwards: nothing was specialized to n = 0
+    agree(g, {"x": np.ones((2, 3), dt.np)})
+
+
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16, gd.int32])
+def test_softmax_over_an_empty_axis_is_empty(dt: gd.DType) -> None:
+    g = gd.Graph("sm", input_types={"x": gd.TensorType(dt, (2, "n"))})
+    g.output(gd.ops.softmax(g.inputs[0], axis=-1), gd.ops.softmax(g.inputs[0], axis=0))
+    out = agree(g, {"x": np.zeros((2, 0), dt.np)})
+    assert out[0].shape == (2, 0)
+    agree(g, {"x": np.ones((2, 3), dt.np)})
+
+
+@pytest.mark.parametrize(
+    "dt", [gd.int8, gd.int16, gd.int32, gd.int64, gd.uint8, gd.uint16, gd.uint32, gd.uint64,
+           gd.float16, gd.bfloat16, gd.float32, gd.float64], ids=lambda d: d.name
+)  # fmt: skip
+def test_matmul_and_sums_over_an_empty_contraction(dt: gd.DType) -> None:
+    g = gd.Graph("mm", input_types={"x": gd.TensorType(dt, (2, "n")),
+                                    "y": gd.TensorType(dt, ("n", 3))})  # fmt: skip
+    x, y = g.inputs
+    g.output(x @ y, gd.ops.sum(x, axis=1), gd.ops.prod(y, axis=0))
+    out = agree(g, {"x": np.zeros((2, 0), dt.np), "y": np.zeros((0, 3), dt.np)})
+    assert_same(out[0], np.zeros((2, 3), dt.np))
+    assert_same(out[2], np.ones(3, dt.np))

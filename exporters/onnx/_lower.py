@@ -7,7 +7,9 @@ caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comm
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._types import storage
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
+from graphdsl.shapes import derived_dim, dim_terms
 
 __all__ = ["LOWER", "SymbolicDims"]
 
@@ -32,7 +35,8 @@ class SymbolicDims:
         self._cache: dict[str, str] = {}
 
     def shape_tensor(self, dims: tuple[int | str, ...]) -> str:
-        """A 1-D int64 tensor holding ``dims`` (symbolic names resolved at run time)."""
+        """A 1-D int64 tensor holding ``dims`` (symbolic names and dimensions derived from
+        them, such as ``batch*2``, resolved at run time)."""
         if all(isinstance(d, int) for d in dims):
             return self.b.int64s([int(d) for d in dims])
         parts = []
@@ -45,6 +49,8 @@ class SymbolicDims:
 
     def _dim(self, name: str) -> str:
         hit = self._cache.get(name)
+        if hit is None and name not in self.sources:
+            hit = self._derived(name)
         if hit is None:
             if name not in self.sources:
                 raise self.b.fail(
@@ -56,6 +62,41 @@ class SymbolicDims:
             hit = self.b.node("Gather", [shape, self.b.int64s([axis])], T.int64, axis=0).name
             self._cache[name] = hit
         return hit
+
+    def _derived(self, d: str) -> str | None:
+        """A dimension such as ``batch*2``, ``b*3/2`` or ``n+m`` from its names; None for a
+        plain name."""
+        terms = dim_terms(d)
+        if len(terms) > 1:
+            parts = [self._dim(str(t)) if isinstance(t, str) else self.b.int64s([t])
+                     for t in (_term_dim(c, n) for c, n in terms)]  # fmt: skip
+            value = parts[0]
+            for part in parts[1:]:
+                value = self.b.node("Add", [value, part], T.int64).name
+            self._cache[d] = value
+            return value
+        coef, names = terms[0]
+        if not names or names == {d: 1}:
+            return None
+        up = [self._dim(n) for n, k in names.items() for _ in range(k)]
+        down = [self._dim(n) for n, k in names.items() for _ in range(-k)]
+        value = self.b.int64s([coef.numerator])
+        for part in up:
+            value = self.b.node("Mul", [value, part], T.int64).name
+        divisor = coef.denominator
+        for part in down:
+            value = self.b.node("Div", [value, part], T.int64).name
+        if divisor != 1:  # truncates: a size that is not whole fails in Reshape, as it should
+            value = self.b.node("Div", [value, self.b.int64s([divisor])], T.int64).name
+        self._cache[d] = value
+        return value
+
+
+def _term_dim(coef: Fraction, names: Counter[str]) -> int | str:
+    """One term of a sum of products, as a dimension (``n*2``, ``3``)."""
+    num = [n for n, k in names.items() for _ in range(k)]
+    den = [n for n, k in names.items() for _ in range(-k)]
+    return derived_dim([*num, coef.numerator], [*den, coef.denominator])
 
 
 def _register(*names: str) -> Callable[[Lowering], Lowering]:
@@ -356,8 +397,17 @@ def _pow(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 # ---------------------------------------------------------------- matmul and reductions
 
 
+_SAME_WIDTH_SIGNED = {T.uint32: T.int32, T.uint64: T.int64}
+
+
 @_register("matmul")
 def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    signed = _SAME_WIDTH_SIGNED.get(storage(args[0].dtype))
+    if signed is not None:
+        # onnxruntime's uint32/uint64 MatMul fail on an empty contraction (they write their
+        # zeros as int32/int64); signed products and sums wrap the same way: exact
+        r = b.elementwise("MatMul", [b.cast(a, signed) for a in args], bits=True)
+        return b.cast(r, args[0].dtype)
     return b.elementwise("MatMul", args, narrow_in_f32=True, bits=True)
 
 
@@ -378,6 +428,11 @@ def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: in
 
 
 def _extremum(onnx_op: str) -> Lowering:
+    # Over an empty set ONNX gives the compute dtype's identity (-inf, or the lowest integer
+    # for ReduceMax), which the reference gives in the value's own dtype: a value computed
+    # in a wider dtype is clamped to its own dtype's range first (exact for non-empty sets).
+    lowest = onnx_op == "ReduceMax"
+
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         x = args[0]
         axes = _axes(node)
@@ -385,22 +440,27 @@ def _extremum(onnx_op: str) -> Lowering:
             return x
         keep = _keepdims(node)
         d = storage(x.dtype)
+        if d is T.bool:  # onnxruntime's bool ReduceMax/Min fail on an empty set
+            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep), T.bool)
         if d is T.uint32:  # exact in float64; int64 ReduceMax/Min are wrong on onnxruntime 1.31
-            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep), x.dtype)
+            r = _reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep)
+            return b.cast(_clamp(b, r, d, lowest), x.dtype)
         if d in (T.int64, T.uint64):
             xi = b.cast(x, T.int64)
             offset = b.scalar(np.iinfo(np.int64).min, T.int64)
             if d is T.uint64:  # order-preserving map: u - 2**63 (a wrapping add of INT64_MIN)
                 xi = b.elementwise("Add", [xi, offset])
-            init = np.iinfo(np.int64).min if onnx_op == "ReduceMax" else np.iinfo(np.int64).max
-            take = "Less" if onnx_op == "ReduceMax" else "Greater"
+            init = np.iinfo(np.int64).min if lowest else np.iinfo(np.int64).max
+            take = "Less" if lowest else "Greater"
             r = _scan_reduce(b, node, xi, axes, keep, take, init)
             if d is T.uint64:
                 r = b.elementwise("Sub", [r, offset])
             return b.cast(r, x.dtype)
-        r = _reduce_axes(b, onnx_op, x, axes, keep)
         if x.dtype.kind is not Kind.float:
-            return r
+            cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
+            r = b.node(onnx_op, [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+            return b.cast(_clamp(b, r, d, lowest) if cd is not d else r, x.dtype)
+        r = _reduce_axes(b, onnx_op, x, axes, keep)
         # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
         nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
                             T.bool), T.uint8)  # fmt: skip
@@ -408,6 +468,13 @@ def _extremum(onnx_op: str) -> Lowering:
         return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
 
     return lower
+
+
+def _clamp(b: Builder, r: V, d: DType, lowest: bool) -> V:
+    """``r`` (of a wider dtype) raised to ``d.min`` (``lowest``) or lowered to ``d.max``."""
+    bound = b.scalar(d.min if lowest else d.max, r.dtype)
+    out = b.elementwise("Less" if lowest else "Greater", [r, bound], result_bool=True)
+    return b.select(out, bound, r)
 
 
 LOWER["max"] = _extremum("ReduceMax")
@@ -424,7 +491,35 @@ def _reduce(onnx_op: str) -> Lowering:
     return lower
 
 
-LOWER["mean"] = _reduce("ReduceMean")
+@_register("mean")
+def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
+    if not axes:
+        return x
+    sizes = [node.inputs[0].shape[a] for a in axes]
+    if all(isinstance(n, int) and n > 0 for n in sizes):
+        return _reduce_axes(b, "ReduceMean", x, axes, keep)
+    # ONNX's ReduceMean of an empty set is 0; the reference's is NaN (numpy's): multiply by
+    # n / n, which is 1 (exact) unless the reduced element count n is 0 at run time
+    cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
+    r = b.node("ReduceMean", [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+    shape = b.node("Shape", [b.cast(x, cd).name], T.int64).name
+    n = b.cast(V(_dims_product(b, shape, axes), T.int64), cd)
+    one_or_nan = b.node("Div", [n.name, n.name], cd)
+    return b.cast(b.node("Mul", [r.name, one_or_nan.name], cd), x.dtype)
+
+
+def _dims_product(b: Builder, shape: str, axes: Sequence[int]) -> str:
+    """A 1-element int64 tensor: the product of ``shape``'s dimensions at ``axes`` (a chain
+    of Mul: the CUDA provider has no int64 ReduceProd)."""
+    parts = [b.node("Slice", [shape, b.int64s([a]), b.int64s([a + 1])], T.int64).name
+             for a in axes]  # fmt: skip
+    if not parts:
+        return b.int64s([1])
+    product = parts[0]
+    for part in parts[1:]:
+        product = b.node("Mul", [product, part], T.int64).name
+    return product
 
 
 def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple[V, str]:
@@ -434,7 +529,9 @@ def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple
     xt = b.node("Transpose", [x.name], x.dtype, perm=perm) if perm != list(range(rank)) else x
     shape = b.node("Shape", [xt.name], T.int64).name
     kept_shape = b.node("Slice", [shape, b.int64s([0]), b.int64s([len(kept)])], T.int64).name
-    flat_shape = b.node("Concat", [kept_shape, b.int64s([-1])], T.int64, axis=0).name
+    # the reduced size explicitly: a -1 cannot be inferred when other dimensions are 0
+    size = _dims_product(b, shape, range(len(kept), rank))
+    flat_shape = b.node("Concat", [kept_shape, size], T.int64, axis=0).name
     return b.node("Reshape", [xt.name, flat_shape], x.dtype), kept_shape
 
 
@@ -493,6 +590,10 @@ def _scan_reduce(
     nd = rank - len(axes)
     front = b.node("Transpose", [flat.name], acc, perm=[nd, *range(nd)])
     start = b.node("Expand", [b.scalar(init, acc).name, kept_shape], acc)
+    # onnxruntime's Scan fails on zero iterations (an empty reduced axis): one more step
+    # with the identity makes at least one and changes nothing
+    first = b.node("Unsqueeze", [start.name, b.int64s([0])], acc)
+    front = b.node("Concat", [first.name, front.name], acc, axis=0)
     if op == "Mul":
         body_nodes = [helper.make_node("Mul", ["acc_in", "x_i"], ["acc_out"])]
     else:
@@ -530,8 +631,10 @@ def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 
 @_register("reshape")
 def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    # allowzero=1: a 0 is a zero-length dimension, as in numpy (ONNX would copy the input's)
-    shape = dims.shape_tensor(tuple(node.attrs["shape"]))
+    # to the result's type: the target with its -1 resolved by the type rule (neither ONNX
+    # nor numpy can infer a -1 beside zero elements); allowzero=1: a 0 is a zero-length
+    # dimension, as in numpy (ONNX would copy the input's)
+    shape = dims.shape_tensor(node.type.shape)
     return _with_shape(b, "Reshape", args[0], shape, allowzero=1)
 
 
