@@ -530,6 +530,28 @@ SEMANTICS: list[tuple[str, str, list[Demo]]] = [
         "reshape.",
         [],
     ),
+    (
+        "Processor-dependent results",
+        "onnxruntime's CPU provider picks its math kernels (MLAS) by instruction set when it "
+        "loads, and a few differ in the last bits; the test suite accepts exactly these "
+        "differences, for these ops only, so that it passes on any x86-64 machine "
+        "(`scripts/run_under_cpu.sh` runs it under an emulated CPU model with qemu):\n\n"
+        "- **softmax** (ONNX Softmax, float32 kernel `MlasComputeSumExpF32Kernel`): on "
+        "processors without AVX-512F (AVX2/FMA3 and SSE kernels) a term `exp(x - max)` with "
+        "`x - max < -87.68` is exactly 0, so an output that is a float32 subnormal "
+        "(`0 < |y| < 2**-126`) comes back as +0.0; the AVX-512F kernel keeps subnormals down "
+        "to `x - max = -103.97`. The matrix accepts a zero of the same sign where the "
+        "reference is subnormal. float64 and float16 softmax agree everywhere.\n"
+        "- Without FMA3 (SSE and AVX1 machines), float32 exp, tanh, log-softmax and matrix "
+        "products round differently (a separate multiply and add): within 1 to 2 ulps for "
+        "the elementwise functions and within the order-of-accumulation bound for matmul, "
+        "which the tests allow on every machine anyway.\n\n"
+        "Flush-to-zero and denormals-are-zero are never set: graphdsl does not use "
+        "onnxruntime's `session.set_denormal_as_zero` (the first session that sets it "
+        "changes the calling thread's floating-point mode for the whole process, numpy "
+        "included).",
+        [],
+    ),
 ]  # fmt: skip
 
 

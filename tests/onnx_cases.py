@@ -73,6 +73,24 @@ def build(op: str, dt: DType) -> gd.Graph | None:
     return g
 
 
+# Ops whose onnxruntime CPU kernel gives +0.0 where the exact result is a float32 subnormal,
+# on some processors: Softmax's exp-sum kernel (MlasComputeSumExpF32Kernel) on every x86-64
+# without AVX-512F (AVX2/FMA3 and SSE kernels build 2**n from bits, exactly 0 for
+# x - max < -87.68); the AVX-512F kernel keeps subnormals. See docs/semantics.md.
+FLUSHES_SUBNORMALS = {"softmax"}
+_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def flushed_subnormals(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Elementwise: ``want`` is a float32 subnormal (0 < |want| < 2**-126) and ``got`` is a
+    zero of its sign, as a kernel of FLUSHES_SUBNORMALS may give on some processors."""
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    with np.errstate(all="ignore"):
+        sub = (w != 0) & (np.abs(w) < _F32_TINY)
+    return np.asarray(sub & (g == 0) & (np.signbit(g) == np.signbit(w)))
+
+
 # Float sums and products depend on the order of accumulation; with +-max among the terms
 # a different (equally valid) order overflows. These ops get moderate finite extremes.
 ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax"}
