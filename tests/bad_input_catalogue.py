@@ -170,6 +170,44 @@ def _unbound_dim() -> gd.Graph:
     return g
 
 
+def _reshape_of(dims: tuple[int | str, ...], target: tuple[int | str, ...]) -> Callable[[], object]:
+    return lambda: gd.ops.reshape(
+        gd.Graph("r", input_types={"x": gd.TensorType(gd.float32, dims)}).inputs[0], target
+    )
+
+
+def _odd_reshape() -> gd.Graph:
+    """(b, 3) reshaped to (-1, 2): its type (b*3/2, 2) holds for even b only."""
+    g = gd.Graph("odd", input_types={"x": gd.TensorType(gd.float32, ("b", 3))})
+    g.output(gd.ops.reshape(g.inputs[0], (-1, 2)))
+    return g
+
+
+def _damaged_data(damage: str) -> Callable[[], object]:
+    """A model saved with its weights in m.onnx.data, then the data file truncated or gone."""
+
+    def trigger() -> object:
+        from exporters.onnx import _export as export_module
+
+        folder = tempfile.mkdtemp()
+        path = os.path.join(folder, "m.onnx")
+        g = gd.Graph("weights", input_types={"x": gd.TensorType(gd.float32, (1, 64))})
+        g.output(g.inputs[0] @ g.constant(np.ones((64, 64), np.float32)))
+        threshold = export_module.EXTERNAL_DATA_THRESHOLD
+        export_module.EXTERNAL_DATA_THRESHOLD = 1024
+        try:
+            export(g, path)
+        finally:
+            export_module.EXTERNAL_DATA_THRESHOLD = threshold
+        if damage == "truncate":
+            os.truncate(path + ".data", 100)
+        else:
+            os.remove(path + ".data")
+        return run(path, {"x": np.ones((1, 64), np.float32)})
+
+    return trigger
+
+
 def _export_to(path: str, opset: int = 21, dt: gd.DType = gd.float32) -> Callable[[], object]:
     def trigger() -> object:
         g = gd.Graph("out", input_types={"x": dt})
@@ -320,6 +358,14 @@ CATALOGUE: list[BadInput] = [
     BadInput("symbolic-dimension-unbound-export", "broadcast_to (m, 3), no input has m; export",
              lambda: export(_unbound_dim()), ExportError,
              ("'m'", "not a dimension of any graph input", "use a concrete size")),
+    BadInput("reshape-zero-is-zero-length",
+             "reshape x: (b, seq, 8) to (0, 0, 2, 4) (ONNX's 'copy this dimension')",
+             _reshape_of(("b", "seq", 8), (0, 0, 2, 4)), gd.ShapeError,
+             ("zero-length dimension", "name it: ('b', 'seq', 2, 4)")),
+    BadInput("reshape-symbolic-counts-unequal",
+             "reshape x: (b, 8) to (c, 8), c no dimension of x",
+             _reshape_of(("b", 8), ("c", 8)), gd.ShapeError,
+             ("b*8 elements", "c*8 elements", "use -1")),
     BadInput("symbolic-dimension-unbound-evaluate",
              "broadcast_to (m, 3), no input has m; gd.evaluate",
              lambda: gd.evaluate(_unbound_dim(), {"x": np.zeros(3, np.float32)}),
@@ -389,6 +435,22 @@ CATALOGUE: list[BadInput] = [
              "run(model) with x of 2 and y of 3 elements, both declared (n,)",
              lambda: run(export(_symbolic_pair()), _MISMATCHED_N), RunError,
              ("'y'", "'n'")),
+    BadInput("run-model-truncated-external-data",
+             "run(path) after the model's .data file was truncated",
+             _damaged_data("truncate"), RunError,
+             ("m.onnx.data", "holds 100 bytes", "tensor", "export the model again")),
+    BadInput("run-model-missing-external-data",
+             "run(path) after the model's .data file was removed",
+             _damaged_data("remove"), RunError,
+             ("m.onnx.data", "does not exist", "tensor", "copy its .data file beside it")),
+    BadInput("run-reshape-size-fails-at-run-time",
+             "run() of reshape (b, 3) -> (-1, 2) with b = 3 (b*3/2 is not whole)",
+             lambda: run(export(_odd_reshape()), {"x": np.ones((3, 3), np.float32)}),
+             RunError, ("onnxruntime could not run", "Reshape")),
+    BadInput("evaluate-reshape-size-fails-at-run-time",
+             "gd.evaluate of reshape (b, 3) -> (-1, 2) with b = 3",
+             lambda: gd.evaluate(_odd_reshape(), {"x": np.ones((3, 3), np.float32)}),
+             gd.ShapeError, ("reshape (at", "(3, 3) (9 elements)", "(b*3/2, 2)")),
     BadInput("run-model-no-file", "run('missing.onnx', ...)",
              lambda: run(os.path.join(tempfile.gettempdir(), "no-such-model.onnx"), {}),
              RunError, ("no model file at",)),
