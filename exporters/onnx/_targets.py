@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exporters._ort_cpu_kernels import CPU_KERNELS
-from exporters._ort_cuda_kernels import CUDA_KERNELS
+from exporters.onnx._kernels import load_kernels
 
 __all__ = ["TARGETS", "Target"]
 
@@ -29,6 +28,6 @@ class Target:
 
 
 TARGETS = {
-    "cpu": Target("cpu", CPU_KERNELS, "CPUExecutionProvider"),
-    "cuda": Target("cuda", CUDA_KERNELS, "CUDAExecutionProvider"),
+    "cpu": Target("cpu", load_kernels("cpu").kernels, "CPUExecutionProvider"),
+    "cuda": Target("cuda", load_kernels("cuda").kernels, "CUDAExecutionProvider"),
 }

@@ -1,0 +1,125 @@
+"""The kernel tables: JSON package data, read by the loader, written by the probe script."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib.util
+import sys
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from onnx import TensorProto
+
+from exporters.onnx._kernels import KernelTable, dump_kernels, load_kernels
+from exporters.onnx._targets import TARGETS
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPE_NAMES = set(TensorProto.DataType.keys())
+
+
+def _file_bytes(target: str) -> bytes:
+    return (resources.files("exporters.onnx") / "kernels" / f"{target}.json").read_bytes()
+
+
+def _names(table: dict[str, frozenset[str]]) -> set[str]:
+    return {name for types in table.values() for entry in types for name in entry.split("->")}
+
+
+@pytest.fixture(scope="module")
+def probe() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "probe_ort_kernels", ROOT / "scripts" / "probe_ort_kernels.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while defining
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_tables_load_once_and_feed_the_targets(target: str) -> None:
+    table = load_kernels(target)
+    assert isinstance(table, KernelTable)
+    assert load_kernels(target) is table
+    assert TARGETS[target].kernels is table.kernels
+    assert len(table.kernels) > 50
+    assert all(type(types) is frozenset for types in table.kernels.values())
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_types_are_tensorproto_names(target: str) -> None:
+    table = load_kernels(target)
+    considered = set(table.provenance["types"])
+    assert considered <= TYPE_NAMES
+    assert _names(table.kernels) | _names(table.upcast_kernels) <= considered
+    assert all("->" in pair for pair in table.kernels["Cast"])
+    assert not any("->" in t for op, ts in table.kernels.items() if op != "Cast" for t in ts)
+
+
+def test_cpu_provenance() -> None:
+    prov = load_kernels("cpu").provenance
+    assert prov["provider"] == TARGETS["cpu"].provider == "CPUExecutionProvider"
+    assert prov["generator"] == "scripts/probe_ort_kernels.py"
+    assert prov["method"] == "measured"
+    assert (prov["opset"], prov["ir_version"]) == (21, 10)
+    assert prov["graph_optimizations"] == "disabled"
+    assert datetime.date.fromisoformat(prov["date"])
+    assert prov["onnxruntime"] == "1.31.1" and prov["onnx"] == "1.23.2"
+    assert prov["excluded_run_errors"] == ["Mod[FLOAT16]", "Mod[FLOAT]", "Mod[DOUBLE]"]
+    assert prov["notes"] and all(isinstance(n, str) for n in prov["notes"])
+
+
+def test_cuda_provenance() -> None:
+    prov = load_kernels("cuda").provenance
+    assert prov["provider"] == TARGETS["cuda"].provider == "CUDAExecutionProvider"
+    assert prov["opset"] == 21
+    assert "NOT measured" in prov["method"]
+    assert "OperatorKernels.md" in prov["source"]
+    assert len(prov["source_revision"]) == 40
+    assert prov["notes"] and all(isinstance(n, str) for n in prov["notes"])
+
+
+def test_entries_the_exporter_relies_on() -> None:
+    cpu, cuda = TARGETS["cpu"], TARGETS["cuda"]
+    assert cpu.has("Add", "FLOAT") and not cpu.has("Add", "FLOAT16")
+    assert cpu.has_cast("FLOAT", "INT32") and cpu.has_cast("FLOAT16", "FLOAT")
+    assert cpu.has("MatMul", "INT64")  # integer sums: a MatMul with ones where it exists
+    assert cpu.has("Where", "INT32") and not cpu.has("Where", "BOOL")
+    assert not cpu.has("Mod", "FLOAT") and cpu.has("Mod_fmod", "FLOAT")
+    assert cpu.has("Shape", "anything")  # structural ops need no table entry
+    upcast = load_kernels("cpu").upcast_kernels
+    assert upcast["Add"] == {"FLOAT16"}
+    assert all(not types & cpu.kernels[op] for op, types in upcast.items())
+    assert cuda.has("Add", "BFLOAT16") and not cuda.has("MatMul", "INT64")
+    assert cuda.kernels["BitwiseAnd"] == frozenset()
+    assert load_kernels("cuda").upcast_kernels == {}
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_dump_rewrites_the_file_byte_for_byte(target: str) -> None:
+    assert dump_kernels(load_kernels(target)).encode() == _file_bytes(target)
+
+
+def test_probe_script_writes_the_file(probe: Any) -> None:
+    """Probe results equal to the table's give the same file (given the recorded versions)."""
+    table = load_kernels("cpu")
+    prov = table.provenance
+    types = probe.TYPES
+    results: dict[str, dict[str, dict[str, str]]] = {"noopt": {}}
+    for op, native in table.kernels.items():
+        keys = [f"{s}->{d}" for s in types for d in types] if op == "Cast" else types
+        upcast = table.upcast_kernels.get(op, frozenset())
+        results["noopt"][op] = {
+            t: "ok" if t in native else "ok_upcast" if t in upcast
+            else "run_error" if f"{op}[{t}]" in prov["excluded_run_errors"] else "no_kernel"
+            for t in keys
+        }  # fmt: skip
+    written = probe.kernel_table(results, prov["date"])
+    versions = {"onnx": prov["onnx"], "onnxruntime": prov["onnxruntime"]}
+    written = dataclasses.replace(written, provenance={**written.provenance, **versions})
+    assert dump_kernels(written).encode() == _file_bytes("cpu")
