@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from graphdsl import ops, passes
+from graphdsl import printing as printing  # registers print(graph), to_dot
+from graphdsl import verify as verify  # registers Graph.verify
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
 from graphdsl.evaluate import evaluate
 from graphdsl.graph import Graph, GraphError, OpTypeError, Symbol, TensorType

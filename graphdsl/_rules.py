@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from graphdsl.dtypes import DType, Kind
-from graphdsl.graph import OpTypeError, TensorType
+from graphdsl.opdef import OPS, Impl, OpDef, Rule, register
 from graphdsl.policies import Policy, Promoted
 from graphdsl.shapes import (
     Dim,
@@ -33,22 +33,10 @@ from graphdsl.shapes import (
     shape_of,
     sum_dims,
 )
+from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["OPS", "OpDef", "cast_array"]
 
-Rule = Callable[[Policy, list[TensorType], dict[str, Any]], tuple[tuple[DType, ...], TensorType]]
-Impl = Callable[[list[np.ndarray], dict[str, Any], TensorType], np.ndarray]
-
-
-class OpDef(NamedTuple):
-    name: str
-    rule: Rule
-    impl: Impl
-    accepts: str  # operand kinds, for docs and the support matrix
-    truthy: tuple[int, ...] = ()  # operands converted by truth value (x != 0)
-
-
-OPS: dict[str, OpDef] = {}
 _name: str
 _fn: Callable[..., Any]
 
@@ -69,7 +57,7 @@ _KIND_WORDS = {
 def _register(
     name: str, rule: Rule, impl: Impl, accepts: str, truthy: tuple[int, ...] = ()
 ) -> None:
-    OPS[name] = OpDef(name, rule, impl, accepts, truthy)
+    register(OpDef(name, rule, impl, accepts, truthy))
 
 
 # ---------------------------------------------------------------------------- helpers

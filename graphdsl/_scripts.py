@@ -53,7 +53,7 @@ def draw_script(script: str, output: str | None, fmt: str) -> int:
             with open(path, "w") as f:
                 f.write(shown.to_dot())
         else:
-            from graphdsl._draw import draw_graph
+            from graphdsl.printing import draw_graph
 
             draw_graph(shown, path)
         print(f"wrote {path}")

@@ -20,12 +20,13 @@ graph demo(%x: int16[n]) {
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from graphdsl._source import Location, user_location
 from graphdsl.dtypes import DType, dtype
+from graphdsl.opdef import OPS
 from graphdsl.policies import (
     LiteralError,
     Policy,
@@ -34,219 +35,20 @@ from graphdsl.policies import (
     literal_problem,
     policy,
 )
-from graphdsl.shapes import Shape, ShapeError, shape_of
-
-__all__ = ["Graph", "GraphError", "OpTypeError", "Symbol", "TensorType"]
-
-Scalar = bool | int | float | complex
-
-
-class GraphError(ValueError):
-    """A graph that is malformed, or used in a way its state does not allow."""
-
-
-class OpTypeError(TypeError):
-    """An op given operand dtypes it does not accept."""
-
-
-class TensorType(NamedTuple):
-    """The static type of a value: dtype, shape (ints and symbolic names), ambiguity.
-
-    >>> import graphdsl as gd
-    >>> str(gd.TensorType(gd.float32, ("batch", 4), ambiguous=True))
-    'float32?[batch, 4]'
-    """
-
-    dtype: DType
-    shape: Shape = ()
-    ambiguous: bool = False
-
-    def __str__(self) -> str:
-        dims = ", ".join(str(d) for d in self.shape)
-        return f"{self.dtype.name}{'?' if self.ambiguous else ''}[{dims}]"
-
-    def __repr__(self) -> str:
-        return f"TensorType({self})"
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-
-def _as_type(t: object) -> TensorType:
-    if isinstance(t, TensorType):
-        return TensorType(t.dtype, shape_of(t.shape), t.ambiguous)
-    if isinstance(t, tuple) and len(t) == 2:
-        return TensorType(dtype(t[0]), shape_of(t[1]))
-    return TensorType(dtype(t), ())
-
-
-class Symbol:
-    """A value in a graph: the output of one op. Build new symbols with operators and ``gd.ops``.
-
-    Symbols compare by identity: ``x == y`` builds an ``equal`` node, so use ``x is y`` to
-    ask whether two symbols are the same value.
-    """
-
-    __slots__ = ("attrs", "graph", "id", "in_dtypes", "inputs", "loc", "op", "type")
-    # numpy must not broadcast over a Symbol (np.ones(3) + x would give an object array):
-    # with this, it returns NotImplemented and Python calls Symbol.__radd__
-    __array_ufunc__ = None
-
-    def __init__(
-        self,
-        graph: Graph,
-        op: str,
-        inputs: tuple[Symbol, ...],
-        attrs: dict[str, Any],
-        type: TensorType,
-        in_dtypes: tuple[DType, ...],
-        loc: Location | None,
-    ) -> None:
-        self.graph = graph
-        self.op = op
-        self.inputs = inputs
-        self.attrs = attrs
-        self.type = type
-        self.in_dtypes = in_dtypes
-        self.loc = loc
-        self.id = len(graph.nodes)
-
-    # -- type accessors
-    @property
-    def dtype(self) -> DType:
-        return self.type.dtype
-
-    @property
-    def shape(self) -> Shape:
-        return self.type.shape
-
-    @property
-    def ambiguous(self) -> bool:
-        return self.type.ambiguous
-
-    @property
-    def rank(self) -> int:
-        return len(self.type.shape)
-
-    def __repr__(self) -> str:
-        where = f" at {self.loc}" if self.loc else ""
-        return f"<Symbol {self.op} {self.type} of graph {self.graph.name!r}{where}>"
-
-    __hash__ = object.__hash__  # by identity (``==`` builds a node)
-
-    def __bool__(self) -> bool:
-        raise TypeError(
-            "a Symbol has no truth value at graph-build time; use gd.ops.where(cond, a, b) "
-            "for a data-dependent choice, or 'x is y' to compare symbols"
-        )
-
-    def cast(self, to: DType | str) -> Symbol:
-        """Explicit conversion (``gd.ops.cast``)."""
-        from graphdsl import ops
-
-        return ops.cast(self, to)
-
-    # -- operators: all build nodes through gd.ops
-    def __add__(self, o: Operand) -> Symbol:
-        return self.graph._apply("add", (self, o), {})
-
-    def __radd__(self, o: Operand) -> Symbol:
-        return self.graph._apply("add", (o, self), {})
-
-    def __sub__(self, o: Operand) -> Symbol:
-        return self.graph._apply("sub", (self, o), {})
-
-    def __rsub__(self, o: Operand) -> Symbol:
-        return self.graph._apply("sub", (o, self), {})
-
-    def __mul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mul", (self, o), {})
-
-    def __rmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mul", (o, self), {})
-
-    def __truediv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("div", (self, o), {})
-
-    def __rtruediv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("div", (o, self), {})
-
-    def __floordiv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("floordiv", (self, o), {})
-
-    def __rfloordiv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("floordiv", (o, self), {})
-
-    def __mod__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mod", (self, o), {})
-
-    def __rmod__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mod", (o, self), {})
-
-    def __pow__(self, o: Operand) -> Symbol:
-        return self.graph._apply("pow", (self, o), {})
-
-    def __rpow__(self, o: Operand) -> Symbol:
-        return self.graph._apply("pow", (o, self), {})
-
-    def __matmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("matmul", (self, o), {})
-
-    def __rmatmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("matmul", (o, self), {})
-
-    def __and__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_and", (self, o), {})
-
-    def __rand__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_and", (o, self), {})
-
-    def __or__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_or", (self, o), {})
-
-    def __ror__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_or", (o, self), {})
-
-    def __xor__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_xor", (self, o), {})
-
-    def __rxor__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_xor", (o, self), {})
-
-    def __eq__(self, o: object) -> Symbol:  # type: ignore[override]
-        return self.graph._apply("equal", (self, o), {})
-
-    def __ne__(self, o: object) -> Symbol:  # type: ignore[override]
-        return self.graph._apply("not_equal", (self, o), {})
-
-    def __lt__(self, o: Operand) -> Symbol:
-        return self.graph._apply("less", (self, o), {})
-
-    def __le__(self, o: Operand) -> Symbol:
-        return self.graph._apply("less_equal", (self, o), {})
-
-    def __gt__(self, o: Operand) -> Symbol:
-        return self.graph._apply("greater", (self, o), {})
-
-    def __ge__(self, o: Operand) -> Symbol:
-        return self.graph._apply("greater_equal", (self, o), {})
-
-    def __neg__(self) -> Symbol:
-        return self.graph._apply("negative", (self,), {})
-
-    def __pos__(self) -> Symbol:
-        return self
-
-    def __abs__(self) -> Symbol:
-        return self.graph._apply("abs", (self,), {})
-
-    def __invert__(self) -> Symbol:
-        return self.graph._apply("bitwise_not", (self,), {})
-
-
-Operand = Symbol | Scalar | np.ndarray | np.generic
-
+from graphdsl.shapes import ShapeError
+from graphdsl.symbol import Operand, Scalar, Symbol
+from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
+
+__all__ = [
+    "Graph",
+    "GraphError",
+    "OpTypeError",
+    "Operand",
+    "Symbol",
+    "TensorType",
+    "register_extension",
+    "value_names",
+]
 
 class _NoAttrs(dict[str, Any]):
     """The attributes of every node built without any, one shared empty dict.
@@ -348,7 +150,7 @@ class Graph:
         for in_name, t in items:
             if not isinstance(in_name, str) or not in_name.isidentifier():
                 raise GraphError(f"input names must be identifiers, got {in_name!r}")
-            typ = _as_type(t)
+            typ = as_type(t)
             if typ.ambiguous:
                 raise GraphError(f"input {in_name!r} cannot be ambiguous: inputs have known types")
             sym = self._add("input", (), {"name": in_name}, typ, (), None)
@@ -368,9 +170,7 @@ class Graph:
         return f"<Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
 
     def __str__(self) -> str:
-        from graphdsl.printing import format_graph
-
-        return format_graph(self)
+        return str(_extension("format")(self))
 
     @property
     def input_names(self) -> list[str]:
@@ -511,9 +311,7 @@ class Graph:
                 self._check_literal(op, s, in_dtypes[k], types, loc)
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
-            from graphdsl.passes.lint import warn_node
-
-            warn_node(sym)
+            _extension("warn_lossy")(sym)
         return sym
 
     def _operand(self, a: object, op: str, loc: Location | None) -> Symbol:
@@ -534,8 +332,6 @@ class Graph:
         self, op: str, types: tuple[TensorType, ...], attrs: dict[str, Any], loc: Location | None
     ) -> tuple[tuple[DType, ...], TensorType, tuple[int, ...]]:
         """``op``'s type rule on ``types``: (operand dtypes, result type, truthy operands)."""
-        from graphdsl._rules import OPS
-
         opdef = OPS[op]
         try:
             in_dtypes, out = opdef.rule(self.policy, list(types), attrs)
@@ -568,9 +364,7 @@ class Graph:
         Single definition, topological order, ownership, outputs present, and every op's
         type rule recomputed from its operands' types under the graph's policy.
         """
-        from graphdsl.verify import verify
-
-        verify(self)
+        _extension("verify")(self)
 
     def release(self) -> None:
         """Drop this graph's nodes (it becomes empty).
@@ -588,21 +382,16 @@ class Graph:
 
     def copy(self, name: str | None = None) -> Graph:
         """An unfrozen structural copy (same policy, inputs, nodes and outputs)."""
-        from graphdsl.passes.rewrite import Rewriter
-
-        return Rewriter(self, name=name or self.name).copy_all()
+        copied: Graph = _extension("copy")(self, name or self.name)
+        return copied
 
     def explain(self) -> str:
         """Each implicit cast the ``implicit_cast`` pass inserts, and why."""
-        from graphdsl.passes.implicit_cast import explain
-
-        return explain(self)
+        return str(_extension("explain")(self))
 
     def to_dot(self) -> str:
         """Graphviz dot text of the graph; Cast nodes are highlighted."""
-        from graphdsl.printing import to_dot
-
-        return to_dot(self)
+        return str(_extension("to_dot")(self))
 
     def used(self) -> Iterable[Symbol]:
         """Nodes reachable from the outputs, in topological order."""
@@ -615,6 +404,39 @@ class Graph:
         return reversed(keep)
 
 
+def value_names(graph: Graph) -> dict[int, str]:
+    """``id(symbol) -> '%name'`` as ``print(graph)`` numbers them: inputs by name, the other
+    values ``%0``, ``%1``... in order."""
+    names: dict[int, str] = {id(s): f"%{s.attrs['name']}" for s in graph.inputs}
+    count = 0
+    for node in graph.nodes:
+        if id(node) not in names:
+            names[id(node)] = f"%{count}"
+            count += 1
+    return names
+
+
 _get_policy = policy
 # called with each new Graph (graphdsl._scripts collects the graphs a script builds)
 _ON_CREATE: list[Callable[[Graph], None]] = []
+
+# Conveniences of a Graph that belong to higher layers (printing, verification, passes) are
+# registered by the modules that provide them, so that the IR imports nothing above itself
+# (as JAX's core defines a Primitive and lax registers its rules); ``import graphdsl`` loads
+# every one.
+_EXTENSIONS: dict[str, Callable[..., Any]] = {}
+
+
+def register_extension(name: str, fn: Callable[..., Any]) -> None:
+    """Provide ``name`` ("format", "to_dot", "verify", "explain", "copy", "warn_lossy")."""
+    _EXTENSIONS[name] = fn
+
+
+def _extension(name: str) -> Callable[..., Any]:
+    fn = _EXTENSIONS.get(name)
+    if fn is None:
+        raise GraphError(
+            f"{name!r} is provided by a graphdsl module that is not loaded; `import graphdsl` "
+            "loads them all"
+        )
+    return fn

@@ -189,9 +189,11 @@ class Lattice:
 
     def to_png(self, path: str) -> None:
         """Draw the Hasse diagram to a PNG file (needs the ``plot`` extra: matplotlib)."""
-        from graphdsl._draw import draw_lattice
+        from graphdsl._plot import draw_digraph
 
-        draw_lattice(self, path)
+        labels = {n: node_name(n) for n in self.graph}
+        weak = {n for n in self.graph if isinstance(n, Weak)}
+        draw_digraph(self.graph, labels, path, title=f"{self.name} promotion lattice", dashed=weak)
 
     def table(
         self,

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl.graph import Graph, Symbol
+from graphdsl.graph import Graph, Symbol, register_extension, value_names
 
-__all__ = ["format_attrs", "format_graph", "to_dot", "value_names"]
+__all__ = ["draw_graph", "format_attrs", "format_graph", "to_dot", "value_names"]
 
 
 def _value_str(v: Any) -> str:
@@ -47,14 +47,6 @@ class _Namer:
             name = self.names[id(s)] = f"%{self.count}"
             self.count += 1
         return name
-
-
-def value_names(graph: Graph) -> dict[int, str]:
-    """``id(symbol) -> '%name'`` as :func:`format_graph` prints them."""
-    namer = _Namer(graph)
-    for node in graph.nodes:
-        namer(node)
-    return namer.names
 
 
 def format_graph(graph: Graph) -> str:
@@ -103,3 +95,28 @@ def to_dot(graph: Graph) -> str:
         lines.append(f'  "{name(o)}" -> "out{k}";')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def draw_graph(graph: Graph, path: str) -> None:
+    """Draw ``graph`` as a PNG (the ``plot`` extra); Cast nodes are orange."""
+    import networkx as nx
+
+    from graphdsl._plot import draw_digraph
+
+    names = value_names(graph)
+    g = nx.DiGraph()
+    labels: dict[Any, str] = {}
+    for node in graph.nodes:
+        g.add_node(id(node))
+        extra = format_attrs(node) if node.op != "input" else ""
+        op = "" if node.op == "input" else f" = {node.op}"
+        labels[id(node)] = f"{names[id(node)]}{op}\n{extra}\n{node.type}".replace("\n\n", "\n")
+        for i in node.inputs:
+            g.add_edge(id(i), id(node))
+    casts = {id(n) for n in graph.nodes if n.op == "cast"}
+    consts = {id(n) for n in graph.nodes if n.op in ("constant", "literal")}
+    draw_digraph(g, labels, path, title=f"graph {graph.name}", highlight=casts, dashed=consts)
+
+
+register_extension("format", format_graph)
+register_extension("to_dot", to_dot)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphdsl._rules import OPS
-from graphdsl.graph import Graph, GraphError, Symbol
+from graphdsl.graph import Graph, GraphError, Symbol, register_extension
+from graphdsl.opdef import OPS
 from graphdsl.policies import PromotionError
 
 __all__ = ["verify"]
@@ -86,3 +86,6 @@ def _check_rule(graph: Graph, node: Symbol, explicit_casts: bool) -> None:
                     f"{_where(node)}: operand %{arg.id} is {arg.dtype.name} but the op computes "
                     f"in {want.name}; the implicit_cast pass should have inserted a cast"
                 )
+
+
+register_extension("verify", verify)

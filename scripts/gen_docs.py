@@ -698,8 +698,8 @@ def support_matrix_page(log: Callable[[str], None]) -> str:
         f"Every (op, dtype) case of `tests/onnx_cases.py` ({len(cases)} one-op graphs: each op "
         "of the catalogue on each dtype the DSL accepts for it), exported with "
         "`export(g, target=t)` for each target. The targets' kernel tables are "
-        "`exporters/_ort_cpu_kernels.py` (measured on onnxruntime's CPU provider) and "
-        "`exporters/_ort_cuda_kernels.py` (from onnxruntime's documentation, not measured). "
+        "`exporters/onnx/kernels/cpu.json` (measured on onnxruntime's CPU provider) and "
+        "`exporters/onnx/kernels/cuda.json` (from onnxruntime's documentation, not measured). "
         "`tests/test_onnx_matrix.py` runs every CPU case on onnxruntime against `gd.evaluate`.\n\n",
         "| cell | meaning |\n|---|---|\n",
         "| ✓ | one ONNX compute node, in the op's own dtypes |\n",

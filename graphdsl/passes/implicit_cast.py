@@ -29,7 +29,7 @@ import numpy as np
 
 from graphdsl._rules import promote
 from graphdsl.dtypes import DType, Kind
-from graphdsl.graph import Graph, Symbol, TensorType
+from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
 from graphdsl.passes.rewrite import Rewriter
 
 __all__ = ["explain", "implicit_cast", "is_lossless", "make_casts_explicit"]
@@ -202,7 +202,6 @@ def explain(graph: Graph) -> str:
       mul at ...: operand 0 %n int16 -> float32 (operand types int16[], float32?[]); rule: ...
       mul at ...: literal 1.5 -> constant float32 (operand types int16[], float32?[]); rule: ...
     """
-    from graphdsl.printing import value_names
 
     names = value_names(graph)
     counts: dict[str, int] = {}
@@ -230,3 +229,6 @@ def explain(graph: Graph) -> str:
     head = f"graph {graph.name}, policy {graph.policy.name!r}: {total} implicit conversions"
     lines = [t if n == 1 else t.replace(": ", f" ({n} times): ", 1) for t, n in counts.items()]
     return "\n".join([head, *lines])
+
+
+register_extension("explain", explain)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from graphdsl.dtypes import DType
-from graphdsl.graph import Graph, Symbol
+from graphdsl.graph import Graph, Symbol, register_extension
 from graphdsl.passes.implicit_cast import is_lossless
 
 __all__ = ["LossyCast", "LossyCastWarning", "lint_lossy", "warn_node"]
@@ -116,3 +116,6 @@ def warn_node(node: Symbol) -> None:
             warnings.warn(str(w), LossyCastWarning, stacklevel=2)
         else:
             warnings.warn_explicit(str(w), LossyCastWarning, node.loc.file, node.loc.line)
+
+
+register_extension("warn_lossy", warn_node)

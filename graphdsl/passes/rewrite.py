@@ -17,7 +17,7 @@ import numpy as np
 from graphdsl._source import Location
 from graphdsl.dtypes import DType
 from graphdsl.evaluate import apply_op
-from graphdsl.graph import Graph, Symbol, TensorType
+from graphdsl.graph import Graph, Symbol, TensorType, register_extension
 from graphdsl.shapes import num_elements
 
 __all__ = ["MAX_FOLDED_ELEMENTS", "Rewriter", "drop_dead"]
@@ -189,3 +189,10 @@ def _attr_key(v: Any) -> Hashable:
     if isinstance(v, (float, complex)):
         return (type(v).__name__, repr(v))  # keeps 0.0 and -0.0 apart; nan equals nan
     return (type(v).__name__, v)
+
+
+def _copy(graph: Graph, name: str) -> Graph:
+    return Rewriter(graph, name=name).copy_all()
+
+
+register_extension("copy", _copy)

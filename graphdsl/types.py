@@ -1,0 +1,56 @@
+"""The static types of the IR: TensorType, and the errors a malformed graph or op raises.
+
+>>> import graphdsl as gd
+>>> str(gd.TensorType(gd.float32, ("batch", 4), ambiguous=True))
+'float32?[batch, 4]'
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from graphdsl.dtypes import DType, dtype
+from graphdsl.shapes import Shape, shape_of
+
+__all__ = ["GraphError", "OpTypeError", "TensorType", "as_type"]
+
+
+class GraphError(ValueError):
+    """A graph that is malformed, or used in a way its state does not allow."""
+
+
+class OpTypeError(TypeError):
+    """An op given operand dtypes it does not accept."""
+
+
+class TensorType(NamedTuple):
+    """The static type of a value: dtype, shape (ints and symbolic names), ambiguity.
+
+    >>> import graphdsl as gd
+    >>> str(gd.TensorType(gd.float32, ("batch", 4), ambiguous=True))
+    'float32?[batch, 4]'
+    """
+
+    dtype: DType
+    shape: Shape = ()
+    ambiguous: bool = False
+
+    def __str__(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"{self.dtype.name}{'?' if self.ambiguous else ''}[{dims}]"
+
+    def __repr__(self) -> str:
+        return f"TensorType({self})"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def as_type(t: object) -> TensorType:
+    """A TensorType from a TensorType, ``(dtype, shape)`` or a dtype (a scalar)."""
+    if isinstance(t, TensorType):
+        return TensorType(t.dtype, shape_of(t.shape), t.ambiguous)
+    if isinstance(t, tuple) and len(t) == 2:
+        return TensorType(dtype(t[0]), shape_of(t[1]))
+    return TensorType(dtype(t), ())
