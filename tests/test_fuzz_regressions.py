@@ -200,3 +200,16 @@ def test_zero_remainder_takes_the_sign_of_an_infinite_divisor() -> None:
     inputs = {"x": np.array([0.0, -0.0, 5.0], np.float32)}
     _assert_all(g, inputs, [np.array([-0.0, -0.0, -np.inf], np.float32),
                             np.array([-np.inf, -np.inf, -0.0], np.float32)])  # fmt: skip
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_mean_over_every_symbolic_axis_keeps_rank_0(n: int) -> None:
+    # the count n / n that turns an empty mean into NaN was a 1-element tensor, which
+    # raised the rank-0 result to rank 1 (onnx's shape inference refused the model)
+    g = gd.Graph("mean", input_types={"x": gd.TensorType(gd.float32, ("n", 3))})
+    g.output(gd.ops.mean(g.inputs[0]), gd.ops.mean(g.inputs[0], axis=0))
+    x = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+    with np.errstate(all="ignore"):
+        want = [np.float32(x.mean()) if n else np.float32(np.nan),
+                x.mean(axis=0) if n else np.full(3, np.nan, np.float32)]  # fmt: skip
+    _assert_all(g, {"x": x}, [np.asarray(w, np.float32) for w in want])

@@ -504,7 +504,8 @@ def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
     r = b.node("ReduceMean", [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
     shape = b.node("Shape", [b.cast(x, cd).name], T.int64).name
-    n = b.cast(V(_dims_product(b, shape, axes), T.int64), cd)
+    count = b.node("Squeeze", [_dims_product(b, shape, axes)], T.int64)  # a scalar: the
+    n = b.cast(count, cd)  # product must not raise a rank-0 result's rank
     one_or_nan = b.node("Div", [n.name, n.name], cd)
     return b.cast(b.node("Mul", [r.name, one_or_nan.name], cd), x.dtype)
 
