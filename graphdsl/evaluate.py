@@ -20,16 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl._rules import OPS, cast_array
-from graphdsl.dtypes import DType
-from graphdsl.graph import Graph, GraphError, Symbol, TensorType
+from graphdsl.graph import Graph, GraphError, Symbol
 from graphdsl.inputs import bind_inputs
+from graphdsl.ops._convert import cast_array
+from graphdsl.ops._define import apply_op, run_node
 from graphdsl.shapes import ShapeError
 from graphdsl.verify import verify
 
 __all__ = ["apply_op", "evaluate", "run_node"]
 
-_NARROW = frozenset({DType.float16, DType.bfloat16, DType.float8_e4m3fn, DType.float8_e5m2})
 
 
 def evaluate(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
@@ -62,28 +61,3 @@ def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.n
         return run_node(node, [env[id(i)] for i in node.inputs], dims)
     except ShapeError as e:  # a size the static types leave open, wrong for these inputs
         raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
-
-
-def run_node(node: Symbol, values: list[np.ndarray], dims: dict[str, int]) -> np.ndarray:
-    """Apply one op node to operand arrays (converted here to the op's operand dtypes)."""
-    return apply_op(node.op, node.attrs, node.in_dtypes, node.type, values, dims)
-
-
-def apply_op(
-    op: str,
-    attrs: dict[str, Any],
-    in_dtypes: tuple[DType, ...],
-    out: TensorType,
-    values: list[np.ndarray],
-    dims: dict[str, int],
-) -> np.ndarray:
-    """Apply ``op`` (with its typing: operand dtypes and result type) to operand arrays."""
-    args = [cast_array(v, want) for v, want in zip(values, in_dtypes, strict=True)]
-    narrow = out.dtype in _NARROW or any(d in _NARROW for d in in_dtypes)
-    if narrow and op != "cast":
-        args = [a.astype(np.float32) if d in _NARROW else a
-                for a, d in zip(args, in_dtypes, strict=True)]  # fmt: skip
-    if dims:
-        attrs = {**attrs, "_bound": dims}
-    result = OPS[op].impl(args, attrs, out)
-    return cast_array(np.asarray(result), out.dtype) if op != "cast" else result

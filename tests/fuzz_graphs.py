@@ -43,9 +43,9 @@ from hypothesis import strategies as st
 
 import graphdsl as gd
 from graphdsl import DType
-from graphdsl._rules import cast_array
 from graphdsl.evaluate import run_node
 from graphdsl.inputs import bind_inputs
+from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import broadcast_shapes
 
 __all__ = [

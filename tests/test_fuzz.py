@@ -38,7 +38,7 @@ from onnx.reference import ReferenceEvaluator
 
 import graphdsl as gd
 from exporters.onnx import export, run
-from graphdsl._rules import cast_array
+from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import bind_dim
 
 EXAMPLES = int(os.environ.get("GRAPHDSL_FUZZ_EXAMPLES", "300"))

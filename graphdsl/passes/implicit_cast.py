@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl._rules import promote
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
+from graphdsl.ops._define import promote
 from graphdsl.passes.rewrite import Rewriter
 
 __all__ = ["explain", "implicit_cast", "is_lossless", "make_casts_explicit"]

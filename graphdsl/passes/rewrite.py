@@ -16,8 +16,8 @@ import numpy as np
 
 from graphdsl._source import Location
 from graphdsl.dtypes import DType
-from graphdsl.evaluate import apply_op
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension
+from graphdsl.ops._define import apply_op
 from graphdsl.shapes import num_elements
 
 __all__ = ["MAX_FOLDED_ELEMENTS", "Rewriter", "drop_dead"]

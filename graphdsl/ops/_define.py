@@ -1,0 +1,177 @@
+"""How an op is defined: operand kinds, the promotion helpers type rules share, ``define``
+(register an op beside its public function), and the numpy reference executor.
+
+A type rule maps the operand types (and attributes) to ``(in_dtypes, out_type)``: the dtype
+each operand must have when the op runs (the ``implicit_cast`` pass makes that explicit
+with Cast nodes) and the result's type. Promotion happens in type rules and only there,
+through the graph's policy. Implementations receive operands already in ``in_dtypes``
+(float16/bfloat16/float8 ones widened to float32 by :func:`apply_op`) and return the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import _apply_op
+from graphdsl.opdef import OPS, Impl, OpDef, Rule, register
+from graphdsl.ops._convert import cast_array
+from graphdsl.policies import Policy, Promoted
+from graphdsl.shapes import broadcast_shapes
+from graphdsl.symbol import Operand, Symbol
+from graphdsl.types import OpTypeError, TensorType
+
+__all__ = [
+    "ANY",
+    "FLOAT",
+    "INTEGER",
+    "NUMERIC",
+    "REAL",
+    "TO_FLOAT",
+    "Operand",
+    "Symbol",
+    "apply_op",
+    "define",
+    "elementwise",
+    "need",
+    "np_impl",
+    "op",
+    "promote",
+    "run_node",
+    "types_str",
+]
+
+NUMERIC = frozenset({Kind.signed, Kind.unsigned, Kind.float, Kind.complex})
+REAL = frozenset({Kind.signed, Kind.unsigned, Kind.float})
+INTEGER = frozenset({Kind.signed, Kind.unsigned})
+ANY = frozenset(Kind)
+FLOAT = frozenset({Kind.float})
+TO_FLOAT = frozenset({Kind.bool, Kind.signed, Kind.unsigned})  # computed in the default float
+_KIND_WORDS = {
+    NUMERIC: "numeric (not bool)",
+    REAL: "real numeric (integer or floating)",
+    INTEGER | {Kind.bool}: "bool or integer",
+    REAL | {Kind.bool}: "bool, integer or floating",
+    ANY: "any",
+    FLOAT: "floating",
+}
+
+
+def op(name: str, *args: object, **attrs: Any) -> Symbol:
+    """Build op ``name`` on ``args`` in the graph of the first Symbol among them."""
+    return _apply_op(name, args, attrs)
+
+
+def define(
+    fn: Callable[..., Symbol], rule: Rule, impl: Impl, accepts: str, truthy: tuple[int, ...] = ()
+) -> None:
+    """Register the op that public function ``fn`` builds (its name is the op's name)."""
+    family = fn.__module__.rsplit(".", 1)[-1]
+    register(OpDef(fn.__name__, rule, impl, accepts, truthy, family))
+
+
+# ---------------------------------------------------------------------------- rules
+
+
+def promote(p: Policy, types: Sequence[TensorType]) -> Promoted:
+    """The join of ``types`` under policy ``p``, left to right (ambiguity included)."""
+    acc = Promoted(types[0].dtype, types[0].ambiguous)
+    for t in types[1:]:
+        acc = p.decide(acc.dtype, acc.ambiguous, t.dtype, t.ambiguous).result
+    return acc
+
+
+def types_str(types: Sequence[TensorType]) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def need(kinds: frozenset[Kind], c: Promoted, types: Sequence[TensorType], p: Policy) -> None:
+    """Raise unless the promoted dtype ``c`` is of ``kinds``, saying what the op needs."""
+    if c.dtype.kind in kinds:
+        return
+    want = _KIND_WORDS.get(kinds, "/".join(sorted(k.value for k in kinds)))
+    via = (
+        f"promote to {c.dtype.name} under policy {p.name!r}"
+        if len(types) > 1
+        else f"is {c.dtype.name} (policy {p.name!r})"
+    )
+    fix = "cast to a dtype it accepts first (gd.ops.cast)"
+    if c.dtype is DType.bool and Kind.signed in kinds:
+        fix = "use the logical_* ops for bool values, or cast to an integer dtype first"
+    raise OpTypeError(
+        f"operand types {types_str(types)} (in argument order) {via}, but the op needs "
+        f"{want} operands; {fix}"
+    )
+
+
+def elementwise(
+    kinds: frozenset[Kind],
+    *,
+    to_float: frozenset[Kind] = frozenset(),
+    result_bool: bool = False,
+) -> Rule:
+    """Promote all operands; ``to_float`` kinds compute in the policy's default float."""
+
+    def rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+        c = promote(p, types)
+        if c.dtype.kind in to_float:
+            c = Promoted(p.default_float, c.ambiguous)
+        need(kinds, c, types, p)
+        shape = types[0].shape
+        if len(types) > 1 and any(t.shape != shape for t in types):
+            shape = broadcast_shapes(*(t.shape for t in types))
+        out = (
+            TensorType(DType.bool, shape)
+            if result_bool
+            else TensorType(c.dtype, shape, c.ambiguous)
+        )
+        return (c.dtype,) * len(types), out
+
+    return rule
+
+
+def np_impl(fn: Callable[..., Any]) -> Impl:
+    """The implementation that applies numpy function ``fn`` to the operands."""
+
+    def impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args))
+
+    return impl
+
+
+# ---------------------------------------------------------------------------- execution
+
+_NARROW = frozenset({DType.float16, DType.bfloat16, DType.float8_e4m3fn, DType.float8_e5m2})
+
+
+def run_node(node: Symbol, values: list[np.ndarray], dims: dict[str, int]) -> np.ndarray:
+    """Apply one op node to operand arrays (converted here to the op's operand dtypes)."""
+    return apply_op(node.op, node.attrs, node.in_dtypes, node.type, values, dims)
+
+
+def apply_op(
+    op: str,
+    attrs: dict[str, Any],
+    in_dtypes: tuple[DType, ...],
+    out: TensorType,
+    values: list[np.ndarray],
+    dims: dict[str, int],
+) -> np.ndarray:
+    """Apply ``op`` (with its typing: operand dtypes and result type) to operand arrays.
+
+    float16, bfloat16 and float8 operands compute in float32 and the result rounds to its
+    dtype after the op (as the reference rounds after every op).
+    """
+    args = [cast_array(v, want) for v, want in zip(values, in_dtypes, strict=True)]
+    narrow = out.dtype in _NARROW or any(d in _NARROW for d in in_dtypes)
+    if narrow and op != "cast":
+        args = [a.astype(np.float32) if d in _NARROW else a
+                for a, d in zip(args, in_dtypes, strict=True)]  # fmt: skip
+    if dims:
+        attrs = {**attrs, "_bound": dims}
+    result = OPS[op].impl(args, attrs, out)
+    return cast_array(np.asarray(result), out.dtype) if op != "cast" else result

@@ -1,0 +1,240 @@
+"""Elementwise arithmetic: + - * / // % **, maximum and minimum (comparisons, logic and
+``where`` are in :mod:`graphdsl.ops.logic`; unary functions in :mod:`graphdsl.ops.unary`).
+
+Operands may be Symbols, Python scalars (ambiguous literals) or numpy arrays (constants);
+they promote under the graph's policy and broadcast as numpy's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphdsl.dtypes import Kind
+from graphdsl.opdef import Impl
+from graphdsl.ops._define import (
+    NUMERIC,
+    REAL,
+    TO_FLOAT,
+    Operand,
+    Symbol,
+    define,
+    elementwise,
+    np_impl,
+    op,
+)
+
+__all__ = ["add", "div", "floordiv", "maximum", "minimum", "mod", "mul", "pow",
+           "sub"]  # fmt: skip
+
+# the loops below register ops that share a rule; their variables hold functions
+_fn: Callable[..., Any]
+_np_fn: Callable[..., Any]
+
+# ---------------------------------------------------------------------------- arithmetic
+
+
+def add(x: Operand, y: Operand) -> Symbol:
+    """x + y. Operands promote under the graph's policy; integers wrap; bool + bool is an
+    error (use logical_or).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("add", input_types={"x": gd.TensorType(gd.int8, (3,))})
+    >>> x, = g.inputs
+    >>> z = x + 100
+    >>> z.type
+    TensorType(int8[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([100, -7, 0], gd.int8.np)})[0]
+    array([-56,  93, 100], dtype=int8)
+    """
+    return op("add", x, y)
+
+
+def sub(x: Operand, y: Operand) -> Symbol:
+    """x - y. Operands promote under the graph's policy; integers wrap.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("sub", input_types={"x": gd.TensorType(gd.uint8, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.sub(x, 1)
+    >>> z.type
+    TensorType(uint8[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([0, 1, 255], gd.uint8.np)})[0]
+    array([255,   0, 254], dtype=uint8)
+    """
+    return op("sub", x, y)
+
+
+def mul(x: Operand, y: Operand) -> Symbol:
+    """x * y. Operands promote under the graph's policy; integers wrap.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("mul", input_types={"x": gd.TensorType(gd.int16, (3,))})
+    >>> x, = g.inputs
+    >>> z = x * 2.5
+    >>> z.type
+    TensorType(float32?[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([2, -3, 200], gd.int16.np)})[0]
+    array([  5. ,  -7.5, 500. ], dtype=float32)
+    """
+    return op("mul", x, y)
+
+
+for _fn, _np_fn in ((add, np.add), (sub, np.subtract), (mul, np.multiply)):
+    define(_fn, elementwise(NUMERIC), np_impl(_np_fn), "numeric")
+
+
+def div(x: Operand, y: Operand) -> Symbol:
+    """True division x / y. Operands promote; an integer or bool result type becomes the
+    policy's default float (float32 in 'default').
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("div", input_types={"x": gd.TensorType(gd.int32, (3,))})
+    >>> x, = g.inputs
+    >>> z = x / 2
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([7, -7, 0], gd.int32.np)})[0]
+    array([ 3.5, -3.5,  0. ], dtype=float32)
+    """
+    return op("div", x, y)
+
+
+define(div, elementwise(NUMERIC | {Kind.bool}, to_float=TO_FLOAT), np_impl(np.true_divide),
+       "numeric; integers compute in the default float")  # fmt: skip
+
+
+def floordiv(x: Operand, y: Operand) -> Symbol:
+    """Floor division x // y (numpy's: rounds toward -inf). Operands promote; integer
+    division by zero gives 0.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("floordiv", input_types={"x": gd.TensorType(gd.int32, (3,))})
+    >>> x, = g.inputs
+    >>> z = x // -2
+    >>> z.type
+    TensorType(int32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([7, -7, 0], gd.int32.np)})[0]
+    array([-4,  3,  0], dtype=int32)
+    """
+    return op("floordiv", x, y)
+
+
+def mod(x: Operand, y: Operand) -> Symbol:
+    """x % y with the sign of the divisor (numpy's). Operands promote; integer modulo by
+    zero gives 0.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("mod", input_types={"x": gd.TensorType(gd.int32, (3,))})
+    >>> x, = g.inputs
+    >>> z = x % -2
+    >>> z.type
+    TensorType(int32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([7, -7, 0], gd.int32.np)})[0]
+    array([-1, -1,  0], dtype=int32)
+    """
+    return op("mod", x, y)
+
+
+define(floordiv, elementwise(REAL), np_impl(np.floor_divide), "real")
+define(mod, elementwise(REAL), np_impl(np.mod), "real")
+
+
+def pow(x: Operand, y: Operand) -> Symbol:
+    """x ** y. Operands promote; integer powers are exact and wrap, a negative integer
+    exponent truncates 1/x**n toward zero.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("pow", input_types={"x": gd.TensorType(gd.int8, (3,))})
+    >>> x, = g.inputs
+    >>> z = x ** 7
+    >>> z.type
+    TensorType(int8[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([2, -1, 3], gd.int8.np)})[0]
+    array([-128,   -1, -117], dtype=int8)
+    """
+    return op("pow", x, y)
+
+
+def _int_pow(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
+    """Exact integer power with wraparound; a negative exponent truncates 1/b**n toward 0."""
+    neg = exp < 0
+    pos = np.power(base, np.where(neg, 0, exp).astype(exp.dtype))
+    one = np.ones_like(pos)
+    odd = (np.where(neg, -exp, 0) % 2) == 1 if base.dtype.kind == "i" else np.zeros_like(neg)
+    inv = np.where(base == 1, one, 0)
+    if base.dtype.kind == "i":
+        inv = np.where(base == -1, np.where(odd, -one, one), inv)
+    return np.asarray(np.where(neg, inv, pos).astype(pos.dtype))
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return _int_pow(a, b)
+    return np.asarray(np.power(a, b))
+
+
+define(pow, elementwise(NUMERIC), np_impl(_pow), "numeric")
+
+
+def maximum(x: Operand, y: Operand) -> Symbol:
+    """Elementwise maximum; operands promote; NaN propagates; a tie (-0.0 vs 0.0) goes to
+    the second operand.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("maximum", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.maximum(x, 0.0)
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([1.0, np.nan, -0.0], gd.float32.np)})[0]
+    array([ 1., nan,  0.], dtype=float32)
+    """
+    return op("maximum", x, y)
+
+
+def minimum(x: Operand, y: Operand) -> Symbol:
+    """Elementwise minimum; operands promote; NaN propagates; a tie goes to the second
+    operand.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("minimum", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.minimum(x, 0.0)
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([1.0, np.nan, -2.0], gd.float32.np)})[0]
+    array([ 0., nan, -2.], dtype=float32)
+    """
+    return op("minimum", x, y)
+
+
+def _extremum(pick_first: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Impl:
+    """max/min with NaN propagating and ties going to the second operand (-0.0 vs 0.0).
+
+    Spelled out rather than np.maximum, whose tie-breaking differs between its float16
+    and float32 loops.
+    """
+
+    def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        r = np.where(pick_first(a, b), a, b)
+        if a.dtype.kind == "f":
+            r = np.where(np.isnan(a), a, r)
+        return np.asarray(r)
+
+    return np_impl(fn)
+
+
+define(maximum, elementwise(REAL | {Kind.bool}), _extremum(np.greater), "real or bool")
+define(minimum, elementwise(REAL | {Kind.bool}), _extremum(np.less), "real or bool")

@@ -1,0 +1,314 @@
+"""Shape ops: reshape, transpose, broadcast_to, concat, expand_dims, squeeze.
+
+Each keeps its operand's dtype (concat promotes its values together). Symbolic dimensions
+are allowed; derived sizes are written in lowest terms (``batch*2``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graphdsl.ops._define import Operand, Symbol, define, op, promote, types_str
+from graphdsl.policies import Policy
+from graphdsl.shapes import (
+    Dim,
+    Shape,
+    ShapeError,
+    bind_dim,
+    broadcast_shapes,
+    derived_dim,
+    format_shape,
+    normalize_axes,
+    normalize_axis,
+    num_elements,
+    shape_of,
+    sum_dims,
+)
+from graphdsl.types import TensorType
+
+__all__ = ["broadcast_to", "concat", "expand_dims", "reshape", "squeeze", "transpose"]
+
+
+def reshape(x: Operand, shape: Sequence[int | str]) -> Symbol:
+    """Reshape, as numpy: one dimension may be -1, a 0 is a zero-length dimension, symbolic
+    names are allowed (give an input's name to keep its dimension). Keeps the dtype.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("reshape", input_types={"x": gd.TensorType(gd.float32, ('batch', 4))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.reshape(x, (-1, 2))
+    >>> z.type
+    TensorType(float32[batch*2, 2])
+    """
+    return op("reshape", x, shape=tuple(shape))
+
+
+def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    """numpy's reshape: one -1 may be inferred, and 0 is a zero-length dimension (ONNX's
+    Reshape would copy the input's dimension; the exporter sets allowzero=1). With symbolic
+    dimensions the element counts must be equal as products of names, in lowest terms."""
+    t = types[0]
+    req = tuple(attrs["shape"])
+    if sum(1 for d in req if d == -1) > 1:
+        raise ShapeError(
+            f"reshape to {req}: at most one dimension may be -1; give the others explicitly"
+        )
+    known = shape_of([d for d in req if d != -1])  # validates
+    src, dst = format_shape(t.shape), format_shape(req)
+    zero_in, zero_out = 0 in t.shape, 0 in known
+    if zero_out and not zero_in:
+        named = tuple(d if d != 0 or i >= t.rank else t.shape[i] for i, d in enumerate(req))
+        raise ShapeError(
+            f"cannot reshape {src} to {dst}: a 0 is a zero-length dimension (numpy's meaning, "
+            "not ONNX's 'copy this dimension'), so the element counts differ; to keep a "
+            f"dimension of the input, name it: {named}"
+        )
+    n_in, n_known = num_elements(t.shape), num_elements(known)
+    fill: Dim | None = None
+    if -1 in req:
+        if zero_out:
+            raise ShapeError(
+                f"cannot reshape {src} to {dst}: a -1 cannot be inferred beside a zero-length "
+                "dimension (any size fits); give every dimension"
+            )
+        if zero_in:
+            fill = 0
+        elif n_in is not None and n_known is not None:
+            if n_known == 0 or n_in % n_known:
+                raise ShapeError(
+                    f"cannot reshape {src} to {tuple(req)}: no whole size fits the -1; the "
+                    "element counts must match"
+                )
+            fill = n_in // n_known
+        else:
+            fill = derived_dim(t.shape, known)
+    elif n_in is not None and n_known is not None:
+        if n_in != n_known:
+            raise ShapeError(
+                f"cannot reshape {src} ({n_in} elements) to {dst} ({n_known} elements); the "
+                "element counts must match"
+            )
+    elif not zero_in and derived_dim(t.shape, known) != 1:
+        have, want = derived_dim(t.shape, ()), derived_dim(known, ())
+        raise ShapeError(
+            f"cannot reshape {src} ({have} elements) to {dst} ({want} elements): the type "
+            "system cannot tell that these counts are equal; use -1 for the dimension that "
+            "takes the rest, or name dimensions of the input"
+        )
+    out: Shape = tuple(fill if d == -1 and fill is not None else d for d in req)
+    return (t.dtype,), TensorType(t.dtype, out, t.ambiguous)
+
+
+def _bound(dims: dict[str, int], d: Dim) -> int:
+    """The run-time size of a dimension of a target shape (a name, or one derived from names)."""
+    if isinstance(d, int):
+        return d
+    size = bind_dim(d, dims)
+    if size is None:
+        if d in dims or all(n in dims for n in re.findall(r"[A-Za-z_]\w*", d)):
+            raise ShapeError(
+                f"the dimension {d!r} is not a whole size when {dims}; bind the inputs' "
+                "dimensions to sizes for which it is"
+            )
+        raise ShapeError(
+            f"the symbolic dimension {d!r} is not a dimension of any graph input, so its size "
+            "is unknown at run time; use a concrete size or a name that an input has"
+        )
+    return size
+
+
+def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    # the result's type is the target with its -1 resolved (numpy cannot infer a -1 beside
+    # zero elements, where the type can): reshape to it, with the names bound
+    x = args[0]
+    try:
+        req = tuple(_bound(attrs.get("_bound", {}), d) for d in out.shape)
+        return x.reshape(req)
+    except (ValueError, ShapeError):  # a size that holds only for some bindings (b*3/2)
+        raise ShapeError(
+            f"at run time, a value of shape {x.shape} ({x.size} elements) cannot take the "
+            f"shape {tuple(attrs['shape'])}; its type {format_shape(out.shape)} needs other "
+            "sizes of the inputs' dimensions"
+        ) from None
+
+
+define(reshape, _reshape_rule, _reshape_impl, "any")
+
+
+def transpose(x: Operand, perm: Sequence[int] | None = None) -> Symbol:
+    """Permute axes (reverse them when ``perm`` is None). Keeps the dtype.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("transpose", input_types={"x": gd.TensorType(gd.int8, (2, 3, 4))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.transpose(x, (2, 0, 1))
+    >>> z.type
+    TensorType(int8[4, 2, 3])
+    """
+    return op("transpose", x, perm=None if perm is None else tuple(perm))
+
+
+def _transpose_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    perm = attrs.get("perm")
+    if perm is None:
+        perm = tuple(reversed(range(t.rank)))
+    perm = tuple(normalize_axis(a, t.rank, "perm entry") for a in perm)
+    if sorted(perm) != list(range(t.rank)):
+        raise ShapeError(
+            f"transpose perm {perm} is not a permutation of {t.rank} axes; list each axis "
+            f"0..{t.rank - 1} once"
+        )
+    attrs["perm"] = perm
+    return (t.dtype,), TensorType(t.dtype, tuple(t.shape[i] for i in perm), t.ambiguous)
+
+
+define(transpose, _transpose_rule,
+       lambda a, attrs, out: np.transpose(a[0], attrs["perm"]), "any")
+
+
+def broadcast_to(x: Operand, shape: Sequence[int | str]) -> Symbol:
+    """Broadcast to ``shape`` (numpy's rules). Keeps the dtype.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("broadcast_to", input_types={"x": gd.TensorType(gd.int8, (3, 1))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.broadcast_to(x, ('n', 3, 4))
+    >>> z.type
+    TensorType(int8[n, 3, 4])
+    """
+    return op("broadcast_to", x, shape=tuple(shape))
+
+
+def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    target = shape_of(attrs["shape"])
+    if len(target) < t.rank or broadcast_shapes(t.shape, target) != target:
+        raise ShapeError(
+            f"cannot broadcast {format_shape(t.shape)} to {format_shape(target)}; each "
+            "dimension must equal the target's (aligned from the right) or be 1"
+        )
+    attrs["shape"] = target
+    return (t.dtype,), TensorType(t.dtype, target, t.ambiguous)
+
+
+def _broadcast_to_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> Any:
+    dims = attrs.get("_bound", {})
+    shape = [_bound(dims, d) for d in attrs["shape"]]
+    return np.broadcast_to(args[0], shape).copy()
+
+
+define(broadcast_to, _broadcast_to_rule, _broadcast_to_impl, "any")
+
+
+def concat(values: Sequence[Operand], axis: int = 0) -> Symbol:
+    """Join values along ``axis``; their dtypes promote together.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("concat", input_types={"x": gd.TensorType(gd.int8, ('n', 2)),
+    ...                                     "y": gd.TensorType(gd.float16, (3, 2))})
+    >>> x, y = g.inputs
+    >>> z = gd.ops.concat([x, y, x], axis=0)
+    >>> z.type
+    TensorType(float16[n*2+3, 2])
+    """
+    return op("concat", *values, axis=axis)
+
+
+def _concat_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    if not types:
+        raise ShapeError("concat needs at least one value; pass a list of symbols")
+    c = promote(p, types)
+    rank = types[0].rank
+    if rank == 0 or any(t.rank != rank for t in types):
+        raise ShapeError(
+            f"concat needs values of one rank >= 1, got {types_str(types)}; expand_dims or "
+            "reshape them to one rank first"
+        )
+    axis = normalize_axis(attrs.get("axis", 0), rank)
+    attrs["axis"] = axis
+    total: Dim = 0
+    for i in range(rank):
+        if i == axis:
+            continue
+        dims = {t.shape[i] for t in types}
+        if len(dims) > 1:
+            raise ShapeError(
+                f"concat along axis {axis}: dimension {i} differs ({types_str(types)}); "
+                "every dimension but the concat axis must agree"
+            )
+    sizes = [t.shape[axis] for t in types]
+    total = sum_dims(sizes)
+    shape = tuple(total if i == axis else d for i, d in enumerate(types[0].shape))
+    return (c.dtype,) * len(types), TensorType(c.dtype, shape, c.ambiguous)
+
+
+define(concat, _concat_rule, lambda a, attrs, out: np.concatenate(a, axis=attrs["axis"]), "any")
+
+
+def expand_dims(x: Operand, axis: int | Sequence[int]) -> Symbol:
+    """Insert size-1 axes at ``axis`` (positions in the result). Keeps the dtype.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("expand_dims", input_types={"x": gd.TensorType(gd.float32, ('n', 3))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.expand_dims(x, (0, -1))
+    >>> z.type
+    TensorType(float32[1, n, 3, 1])
+    """
+    return op("expand_dims", x, axis=axis)
+
+
+def _expand_dims_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    axes_in = attrs["axis"]
+    axes_in = [axes_in] if isinstance(axes_in, int) else list(axes_in)
+    axes = normalize_axes(axes_in, t.rank + len(axes_in))
+    attrs["axis"] = axes
+    shape: list[Dim] = list(t.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return (t.dtype,), TensorType(t.dtype, tuple(shape), t.ambiguous)
+
+
+define(expand_dims, _expand_dims_rule, lambda a, attrs, out: np.expand_dims(a[0], attrs["axis"]),
+       "any")
+
+
+def squeeze(x: Operand, axis: int | Sequence[int] | None = None) -> Symbol:
+    """Remove size-1 axes (all of them when ``axis`` is None). Keeps the dtype.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("squeeze", input_types={"x": gd.TensorType(gd.float32, (1, 'n', 1))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.squeeze(x)
+    >>> z.type
+    TensorType(float32[n])
+    """
+    return op("squeeze", x, axis=axis)
+
+
+def _squeeze_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    axis = attrs.get("axis")
+    axes = (
+        tuple(i for i, d in enumerate(t.shape) if d == 1)
+        if axis is None
+        else normalize_axes(axis, t.rank)
+    )
+    for a in axes:
+        if t.shape[a] != 1:
+            raise ShapeError(
+                f"cannot squeeze axis {a} of shape {format_shape(t.shape)}: size {t.shape[a]}; "
+                "only axes of size 1 can be squeezed"
+            )
+    attrs["axis"] = axes
+    shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+    return (t.dtype,), TensorType(t.dtype, shape, t.ambiguous)
+
+
+define(squeeze, _squeeze_rule, lambda a, attrs, out: np.squeeze(a[0], attrs["axis"]), "any")
