@@ -36,8 +36,16 @@ def _source_files() -> set[str]:
 # graphdsl.egg-info/SOURCES.txt lists every file, and setuptools then ships subpackages that
 # its configuration misses as "package data" of their parent, hiding the bug this catches.
 _NOT_SOURCE = shutil.ignore_patterns(
-    "*.egg-info", "build", "dist", ".venv", "__pycache__", ".*_cache", ".git", ".hypothesis",
-    "*.onnx", "*.onnx.data",
+    "*.egg-info",
+    "build",
+    "dist",
+    ".venv",
+    "__pycache__",
+    ".*_cache",
+    ".git",
+    ".hypothesis",
+    "*.onnx",
+    "*.onnx.data",
 )
 
 

@@ -172,14 +172,33 @@ def _mean(x: np.ndarray, axis: Any, keepdims: bool) -> Any:
     return np.mean(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
 
 
-define(sum, _reduction(NUMERIC, bool_to="int"),
-       _reduce_impl(lambda x, **k: np.sum(x, dtype=x.dtype, **k)), "numeric; bool -> default int")
-define(prod, _reduction(NUMERIC, bool_to="int"),
-       _reduce_impl(lambda x, **k: np.prod(x, dtype=x.dtype, **k)),
-       "numeric; bool -> default int")
-define(max, _reduction(REAL | {Kind.bool}, bool_to=None), _extremum_impl(np.max, lowest=True),
-       "real or bool; over an empty set: the dtype's lowest value")
-define(min, _reduction(REAL | {Kind.bool}, bool_to=None), _extremum_impl(np.min, lowest=False),
-       "real or bool; over an empty set: the dtype's highest value")
-define(mean, _reduction(FLOAT | {Kind.complex}, bool_to=None, to_float=True), _reduce_impl(_mean),
-       "floating; integers -> default float")
+define(
+    sum,
+    _reduction(NUMERIC, bool_to="int"),
+    _reduce_impl(lambda x, **k: np.sum(x, dtype=x.dtype, **k)),
+    "numeric; bool -> default int",
+)
+define(
+    prod,
+    _reduction(NUMERIC, bool_to="int"),
+    _reduce_impl(lambda x, **k: np.prod(x, dtype=x.dtype, **k)),
+    "numeric; bool -> default int",
+)
+define(
+    max,
+    _reduction(REAL | {Kind.bool}, bool_to=None),
+    _extremum_impl(np.max, lowest=True),
+    "real or bool; over an empty set: the dtype's lowest value",
+)
+define(
+    min,
+    _reduction(REAL | {Kind.bool}, bool_to=None),
+    _extremum_impl(np.min, lowest=False),
+    "real or bool; over an empty set: the dtype's highest value",
+)
+define(
+    mean,
+    _reduction(FLOAT | {Kind.complex}, bool_to=None, to_float=True),
+    _reduce_impl(_mean),
+    "floating; integers -> default float",
+)

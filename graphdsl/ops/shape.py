@@ -167,8 +167,7 @@ def _transpose_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -
     return (t.dtype,), TensorType(t.dtype, tuple(t.shape[i] for i in perm), t.ambiguous)
 
 
-define(transpose, _transpose_rule,
-       lambda a, attrs, out: np.transpose(a[0], attrs["perm"]), "any")
+define(transpose, _transpose_rule, lambda a, attrs, out: np.transpose(a[0], attrs["perm"]), "any")
 
 
 def broadcast_to(x: Operand, shape: Sequence[int | str]) -> Symbol:
@@ -275,8 +274,9 @@ def _expand_dims_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any])
     return (t.dtype,), TensorType(t.dtype, tuple(shape), t.ambiguous)
 
 
-define(expand_dims, _expand_dims_rule, lambda a, attrs, out: np.expand_dims(a[0], attrs["axis"]),
-       "any")
+define(
+    expand_dims, _expand_dims_rule, lambda a, attrs, out: np.expand_dims(a[0], attrs["axis"]), "any"
+)
 
 
 def squeeze(x: Operand, axis: int | Sequence[int] | None = None) -> Symbol:

@@ -1,0 +1,20 @@
+"""The lowering table: one function per graphdsl op, producing ONNX nodes, by family
+(mirroring ``graphdsl/ops/``); legalizations live beside the lowering they change.
+
+Each function gets the builder, the graphdsl node, and its operands as :class:`V` values
+already of the node's operand dtypes (the ``implicit_cast`` pass guarantees that; the
+caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comment.
+"""
+
+from __future__ import annotations
+
+from exporters.onnx._lower import cast as cast
+from exporters.onnx._lower import elementwise as elementwise
+from exporters.onnx._lower import logic as logic
+from exporters.onnx._lower import nn as nn
+from exporters.onnx._lower import reduction as reduction
+from exporters.onnx._lower import shape as shape
+from exporters.onnx._lower import unary as unary
+from exporters.onnx._lower._common import LOWER, SymbolicDims
+
+__all__ = ["LOWER", "SymbolicDims"]

@@ -1,0 +1,113 @@
+"""What every lowering shares: the table (op name -> lowering), ``register``, ``simple``
+(one ONNX op with legalization) and run-time symbolic dimensions.
+
+Each function gets the builder, the graphdsl node, and its operands as :class:`V` values
+already of the node's operand dtypes (the ``implicit_cast`` pass guarantees that; the
+caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from fractions import Fraction
+
+from exporters.onnx._builder import Builder, V
+from graphdsl.dtypes import DType
+from graphdsl.graph import Symbol
+from graphdsl.shapes import derived_dim, dim_terms
+
+__all__ = ["LOWER", "Lowering", "SymbolicDims", "T", "register", "simple"]
+
+T = DType
+Lowering = Callable[[Builder, Symbol, list[V], "SymbolicDims"], V]
+LOWER: dict[str, Lowering] = {}
+
+
+class SymbolicDims:
+    """Runtime values of symbolic dimensions, taken from the graph inputs' shapes."""
+
+    def __init__(self, b: Builder, sources: dict[str, tuple[str, int]]) -> None:
+        self.b = b
+        self.sources = sources
+        self._cache: dict[str, str] = {}
+
+    def shape_tensor(self, dims: tuple[int | str, ...]) -> str:
+        """A 1-D int64 tensor holding ``dims`` (symbolic names and dimensions derived from
+        them, such as ``batch*2``, resolved at run time)."""
+        if all(isinstance(d, int) for d in dims):
+            return self.b.int64s([int(d) for d in dims])
+        parts = []
+        for d in dims:
+            if isinstance(d, int):
+                parts.append(self.b.int64s([d]))
+            else:
+                parts.append(self._dim(d))
+        return self.b.node("Concat", parts, T.int64, axis=0).name
+
+    def _dim(self, name: str) -> str:
+        hit = self._cache.get(name)
+        if hit is None and name not in self.sources:
+            hit = self._derived(name)
+        if hit is None:
+            if name not in self.sources:
+                raise self.b.fail(
+                    f"the symbolic dimension {name!r} is not a dimension of any graph input",
+                    "use a concrete size or a dimension name that an input has",
+                )
+            inp, axis = self.sources[name]
+            shape = self.b.node("Shape", [inp], T.int64).name
+            hit = self.b.node("Gather", [shape, self.b.int64s([axis])], T.int64, axis=0).name
+            self._cache[name] = hit
+        return hit
+
+    def _derived(self, d: str) -> str | None:
+        """A dimension such as ``batch*2``, ``b*3/2`` or ``n+m`` from its names; None for a
+        plain name."""
+        terms = dim_terms(d)
+        if len(terms) > 1:
+            parts = [self._dim(str(t)) if isinstance(t, str) else self.b.int64s([t])
+                     for t in (_term_dim(c, n) for c, n in terms)]  # fmt: skip
+            value = parts[0]
+            for part in parts[1:]:
+                value = self.b.node("Add", [value, part], T.int64).name
+            self._cache[d] = value
+            return value
+        coef, names = terms[0]
+        if not names or names == {d: 1}:
+            return None
+        up = [self._dim(n) for n, k in names.items() for _ in range(k)]
+        down = [self._dim(n) for n, k in names.items() for _ in range(-k)]
+        value = self.b.int64s([coef.numerator])
+        for part in up:
+            value = self.b.node("Mul", [value, part], T.int64).name
+        divisor = coef.denominator
+        for part in down:
+            value = self.b.node("Div", [value, part], T.int64).name
+        if divisor != 1:  # truncates: a size that is not whole fails in Reshape, as it should
+            value = self.b.node("Div", [value, self.b.int64s([divisor])], T.int64).name
+        self._cache[d] = value
+        return value
+
+
+def _term_dim(coef: Fraction, names: Counter[str]) -> int | str:
+    """One term of a sum of products, as a dimension (``n*2``, ``3``)."""
+    num = [n for n, k in names.items() for _ in range(k)]
+    den = [n for n, k in names.items() for _ in range(-k)]
+    return derived_dim([*num, coef.numerator], [*den, coef.denominator])
+
+
+def register(*names: str) -> Callable[[Lowering], Lowering]:
+    def deco(fn: Lowering) -> Lowering:
+        for n in names:
+            LOWER[n] = fn
+        return fn
+
+    return deco
+
+
+def simple(onnx_op: str, *, narrow: bool = True, bits: bool = False) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        return b.elementwise(onnx_op, args, narrow_in_f32=narrow, bits=bits)
+
+    return lower

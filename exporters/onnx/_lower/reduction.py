@@ -1,0 +1,232 @@
+"""Lowerings of reductions: wrapping integer sums (MatMul with ones) and products (Scan),
+exact int64/uint64 max and min, NaN-propagating float max and min, ONNX's identities over
+empty sets (clamped to the dtype's range where computed wider), mean's NaN for empty sets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from exporters.onnx._builder import NARROW, Builder, V
+from exporters.onnx._lower._common import (
+    LOWER,
+    Lowering,
+    SymbolicDims,
+    T,
+    register,
+)
+from exporters.onnx._types import storage
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import Symbol
+
+
+def _axes(node: Symbol) -> tuple[int, ...]:
+    axes: tuple[int, ...] = node.attrs["axis"]
+    return axes
+
+
+def _keepdims(node: Symbol) -> int:
+    return int(bool(node.attrs.get("keepdims")))
+
+
+def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int) -> V:
+    cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
+    xc = b.cast(x, cd)
+    r = b.node(onnx_op, [xc.name, b.int64s(axes)], cd, keepdims=keep)
+    return b.cast(r, x.dtype)
+
+
+def _extremum(onnx_op: str) -> Lowering:
+    # Over an empty set ONNX gives the compute dtype's identity (-inf, or the lowest integer
+    # for ReduceMax), which the reference gives in the value's own dtype: a value computed
+    # in a wider dtype is clamped to its own dtype's range first (exact for non-empty sets).
+    lowest = onnx_op == "ReduceMax"
+
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x = args[0]
+        axes = _axes(node)
+        if not axes:
+            return x
+        keep = _keepdims(node)
+        d = storage(x.dtype)
+        if d is T.bool:  # onnxruntime's bool ReduceMax/Min fail on an empty set
+            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep), T.bool)
+        if d is T.uint32:  # exact in float64; int64 ReduceMax/Min are wrong on onnxruntime 1.31
+            r = _reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep)
+            return b.cast(_clamp(b, r, d, lowest), x.dtype)
+        if d in (T.int64, T.uint64):
+            xi = b.cast(x, T.int64)
+            offset = b.scalar(np.iinfo(np.int64).min, T.int64)
+            if d is T.uint64:  # order-preserving map: u - 2**63 (a wrapping add of INT64_MIN)
+                xi = b.elementwise("Add", [xi, offset])
+            init = np.iinfo(np.int64).min if lowest else np.iinfo(np.int64).max
+            take = "Less" if lowest else "Greater"
+            r = _scan_reduce(b, node, xi, axes, keep, take, init)
+            if d is T.uint64:
+                r = b.elementwise("Sub", [r, offset])
+            return b.cast(r, x.dtype)
+        if x.dtype.kind is not Kind.float:
+            cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
+            r = b.node(onnx_op, [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+            return b.cast(_clamp(b, r, d, lowest) if cd is not d else r, x.dtype)
+        r = _reduce_axes(b, onnx_op, x, axes, keep)
+        # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
+        nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
+                            T.bool), T.uint8)  # fmt: skip
+        any_nan = _reduce_axes(b, "ReduceMax", nan, axes, keep)
+        return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
+
+    return lower
+
+
+def _clamp(b: Builder, r: V, d: DType, lowest: bool) -> V:
+    """``r`` (of a wider dtype) raised to ``d.min`` (``lowest``) or lowered to ``d.max``."""
+    bound = b.scalar(d.min if lowest else d.max, r.dtype)
+    out = b.elementwise("Less" if lowest else "Greater", [r, bound], result_bool=True)
+    return b.select(out, bound, r)
+
+
+LOWER["max"] = _extremum("ReduceMax")
+LOWER["min"] = _extremum("ReduceMin")
+
+
+def _reduce(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        axes = _axes(node)
+        if not axes:
+            return args[0]
+        return _reduce_axes(b, onnx_op, args[0], axes, _keepdims(node))
+
+    return lower
+
+
+@register("mean")
+def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
+    if not axes:
+        return x
+    sizes = [node.inputs[0].shape[a] for a in axes]
+    if all(isinstance(n, int) and n > 0 for n in sizes):
+        return _reduce_axes(b, "ReduceMean", x, axes, keep)
+    # ONNX's ReduceMean of an empty set is 0; the reference's is NaN (numpy's): multiply by
+    # n / n, which is 1 (exact) unless the reduced element count n is 0 at run time
+    cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
+    r = b.node("ReduceMean", [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+    shape = b.node("Shape", [b.cast(x, cd).name], T.int64).name
+    count = b.node("Squeeze", [_dims_product(b, shape, axes)], T.int64)  # a scalar: the
+    n = b.cast(count, cd)  # product must not raise a rank-0 result's rank
+    one_or_nan = b.node("Div", [n.name, n.name], cd)
+    return b.cast(b.node("Mul", [r.name, one_or_nan.name], cd), x.dtype)
+
+
+def _dims_product(b: Builder, shape: str, axes: Sequence[int]) -> str:
+    """A 1-element int64 tensor: the product of ``shape``'s dimensions at ``axes`` (a chain
+    of Mul: the CUDA provider has no int64 ReduceProd)."""
+    parts = [b.node("Slice", [shape, b.int64s([a]), b.int64s([a + 1])], T.int64).name
+             for a in axes]  # fmt: skip
+    if not parts:
+        return b.int64s([1])
+    product = parts[0]
+    for part in parts[1:]:
+        product = b.node("Mul", [product, part], T.int64).name
+    return product
+
+
+def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple[V, str]:
+    """Transpose reduced axes to the end and flatten them: (..., K); also the kept shape."""
+    kept = [i for i in range(rank) if i not in axes]
+    perm = kept + list(axes)
+    xt = b.node("Transpose", [x.name], x.dtype, perm=perm) if perm != list(range(rank)) else x
+    shape = b.node("Shape", [xt.name], T.int64).name
+    kept_shape = b.node("Slice", [shape, b.int64s([0]), b.int64s([len(kept)])], T.int64).name
+    # the reduced size explicitly: a -1 cannot be inferred when other dimensions are 0
+    size = _dims_product(b, shape, range(len(kept), rank))
+    flat_shape = b.node("Concat", [kept_shape, size], T.int64, axis=0).name
+    return b.node("Reshape", [xt.name, flat_shape], x.dtype), kept_shape
+
+
+@register("sum")
+def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
+    if not axes:
+        return x
+    if x.dtype.kind is Kind.float:
+        return _reduce_axes(b, "ReduceSum", x, axes, keep)
+    # Integers wrap in numpy; ONNX ReduceSum saturates (and int64 goes through double).
+    # A MatMul with a ones vector in int64 wraps exactly; the cast back wraps to the type.
+    acc = T.int64
+    xi = b.cast(x, acc)
+    if not b.target.has("MatMul", "INT64"):
+        # CUDA has no integer MatMul; its int64 ReduceSum accumulates in int64 (not checked
+        # on a GPU here: the CPU kernel's clamping is why MatMul is used where it exists)
+        r = b.node("ReduceSum", [xi.name, b.int64s(axes)], acc, keepdims=keep)
+        return b.cast(r, x.dtype)
+    rank = node.inputs[0].rank
+    flat, _ = _move_axes_last(b, xi, rank, axes)
+    k = b.node("Shape", [flat.name], T.int64, start=-1).name
+    ones = b.node("Expand", [b.scalar(1, acc).name, k], acc)
+    total = b.elementwise("MatMul", [flat, ones], bits=True)
+    if keep:
+        total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
+    return b.cast(total, x.dtype)
+
+
+@register("prod")
+def _prod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
+    if not axes:
+        return x
+    if x.dtype.kind is Kind.float:
+        return _reduce_axes(b, "ReduceProd", x, axes, keep)
+    # Integer products wrap in numpy; ONNX ReduceProd saturates. Scan multiplies exactly.
+    r = _scan_reduce(b, node, b.cast(x, T.int64), axes, keep, "Mul", 1)
+    return b.cast(r, x.dtype)
+
+
+def _scan_reduce(
+    b: Builder, node: Symbol, x: V, axes: tuple[int, ...], keep: int, op: str, init: int
+) -> V:
+    """Fold ``op`` over the reduced axes of an int64 value with a Scan, exactly.
+
+    ``op`` is "Mul" (acc * x), or "Less"/"Greater" (take x where acc op x: max/min).
+    """
+    from onnx import helper
+
+    from exporters.onnx._types import onnx_type
+
+    acc = T.int64
+    rank = node.inputs[0].rank
+    flat, kept_shape = _move_axes_last(b, x, rank, axes)
+    nd = rank - len(axes)
+    front = b.node("Transpose", [flat.name], acc, perm=[nd, *range(nd)])
+    start = b.node("Expand", [b.scalar(init, acc).name, kept_shape], acc)
+    # onnxruntime's Scan fails on zero iterations (an empty reduced axis): one more step
+    # with the identity makes at least one and changes nothing
+    first = b.node("Unsqueeze", [start.name, b.int64s([0])], acc)
+    front = b.node("Concat", [first.name, front.name], acc, axis=0)
+    if op == "Mul":
+        body_nodes = [helper.make_node("Mul", ["acc_in", "x_i"], ["acc_out"])]
+    else:
+        body_nodes = [helper.make_node(op, ["acc_in", "x_i"], ["take"]),
+                      helper.make_node("Where", ["take", "x_i", "acc_in"],
+                                       ["acc_out"])]  # fmt: skip
+    body_nodes.append(helper.make_node("Identity", ["acc_out"], ["scan_out"]))
+    t = onnx_type(acc)
+    body = helper.make_graph(
+        body_nodes,
+        f"scan_{op.lower()}",
+        [helper.make_tensor_value_info("acc_in", t, None),
+         helper.make_tensor_value_info("x_i", t, None)],
+        [helper.make_tensor_value_info("acc_out", t, None),
+         helper.make_tensor_value_info("scan_out", t, None)],
+    )  # fmt: skip
+    out = b.fresh("scan")
+    scan = helper.make_node(
+        "Scan", [start.name, front.name], [out, b.fresh("scan_seq")], num_scan_inputs=1, body=body
+    )
+    b.nodes.add().CopyFrom(scan)
+    total = V(out, acc)
+    if keep:
+        total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
+    return total

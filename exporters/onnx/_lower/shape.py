@@ -1,0 +1,55 @@
+"""Lowerings of the shape ops (exact; reshape to the node's type, with allowzero=1)."""
+
+from __future__ import annotations
+
+from exporters.onnx._builder import Builder, V
+from exporters.onnx._lower._common import (
+    SymbolicDims,
+    register,
+)
+from graphdsl.graph import Symbol
+
+# ---------------------------------------------------------------- shape ops (exact)
+
+
+@register("reshape")
+def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # to the result's type: the target with its -1 resolved by the type rule (neither ONNX
+    # nor numpy can infer a -1 beside zero elements); allowzero=1: a 0 is a zero-length
+    # dimension, as in numpy (ONNX would copy the input's)
+    shape = dims.shape_tensor(node.type.shape)
+    return _with_shape(b, "Reshape", args[0], shape, allowzero=1)
+
+
+def _with_shape(b: Builder, op: str, x: V, shape: str, **attrs: int) -> V:
+    cd = b.compute_dtype(op, x.dtype, bits=True)
+    r = b.node(op, [b.cast(x, cd).name, shape], cd, "", **attrs)
+    return b.cast(r, x.dtype)
+
+
+@register("broadcast_to")
+def _broadcast_to(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return _with_shape(b, "Expand", args[0], dims.shape_tensor(tuple(node.attrs["shape"])))
+
+
+@register("transpose")
+def _transpose(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("Transpose", args, bits=True, perm=list(node.attrs["perm"]))
+
+
+@register("concat")
+def _concat(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return b.elementwise("Concat", args, bits=True, axis=int(node.attrs["axis"]))
+
+
+@register("expand_dims")
+def _expand_dims(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return _with_shape(b, "Unsqueeze", args[0], b.int64s(node.attrs["axis"]))
+
+
+@register("squeeze")
+def _squeeze(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    axes = node.attrs["axis"]
+    if not axes:
+        return args[0]
+    return _with_shape(b, "Squeeze", args[0], b.int64s(axes))

@@ -1,0 +1,93 @@
+"""Lowerings of the unary ops: transcendental functions, sigmoid (exact formula), sign, abs,
+negative (unsigned wraps), relu (-0.0 -> 0.0) and rounding."""
+
+from __future__ import annotations
+
+from exporters.onnx._builder import NARROW, Builder, V
+from exporters.onnx._lower._common import (
+    LOWER,
+    Lowering,
+    SymbolicDims,
+    T,
+    register,
+    simple,
+)
+from exporters.onnx._types import storage
+from graphdsl.dtypes import Kind
+from graphdsl.graph import Symbol
+
+for _n, _o in (("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"),
+               ("cos", "Cos"), ("tanh", "Tanh")):  # fmt: skip
+    LOWER[_n] = simple(_o)
+
+
+@register("sigmoid")
+def _sigmoid(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # e = exp(-|x|); x >= 0: 1 / (1 + e), else e / (1 + e), as the reference computes it
+    # (onnxruntime's Sigmoid kernel is an approximation, off by ~1e-5 relative)
+    out = args[0].dtype
+    f = T.float32 if out in NARROW else out
+    x = b.cast(args[0], f)
+    e = b.elementwise("Exp", [b.elementwise("Neg", [b.elementwise("Abs", [x])])])
+    one = b.scalar(1.0, f)
+    denom = b.elementwise("Add", [one, e])
+    pos = b.elementwise("GreaterOrEqual", [x, b.scalar(0.0, f)], result_bool=True)
+    num = b.select(pos, one, e)
+    return b.cast(b.elementwise("Div", [num, denom]), out)
+
+
+@register("sign")
+def _sign(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    if storage(x.dtype) is T.int64:  # Sign on int64 is wrong for |x| in [2**31, 2**41)
+        zero = b.scalar(0, T.int64)
+        pos = b.cast(b.elementwise("Greater", [x, zero], result_bool=True), T.int64)
+        neg = b.cast(b.elementwise("Less", [x, zero], result_bool=True), T.int64)
+        return b.cast(b.elementwise("Sub", [pos, neg]), x.dtype)
+    return b.elementwise("Sign", args, narrow_in_f32=True)
+
+
+@register("abs")
+def _abs(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    if args[0].dtype.kind in (Kind.unsigned, Kind.bool):
+        return args[0]
+    return b.elementwise("Abs", args, narrow_in_f32=True)
+
+
+@register("negative")
+def _negative(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    if x.dtype.kind is Kind.unsigned:  # numpy wraps: -x == 0 - x
+        return b.elementwise("Sub", [b.scalar(0, x.dtype), x], bits=True)
+    return b.elementwise("Neg", args, narrow_in_f32=True)
+
+
+@register("relu")
+def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    if x.dtype.kind is Kind.unsigned:
+        return x
+    if storage(x.dtype) is T.int64:  # no int64 Relu kernel, and int64 Max is broken
+        zero = b.scalar(0, x.dtype)
+        return b.select(b.elementwise("Less", [x, zero], result_bool=True), zero, x)
+    if x.dtype.kind is not Kind.float:
+        return b.elementwise("Relu", args)
+    # onnxruntime's Relu passes -0.0 through; max(x, 0) is +0.0 there (ONNX's reference):
+    # adding +0.0 turns -0.0 into +0.0 and changes nothing else
+    f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    r = b.elementwise("Relu", [b.cast(x, f)])
+    return b.cast(b.node("Add", [r.name, b.scalar(0.0, f).name], f), x.dtype)
+
+
+def _rounding(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        if args[0].dtype.kind is not Kind.float:
+            return args[0]  # integers are unchanged
+        return b.elementwise(onnx_op, args, narrow_in_f32=True)
+
+    return lower
+
+
+LOWER["floor"] = _rounding("Floor")
+LOWER["ceil"] = _rounding("Ceil")
+LOWER["round"] = _rounding("Round")  # half to even, as numpy.rint
