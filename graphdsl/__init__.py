@@ -5,22 +5,15 @@ from __future__ import annotations
 from graphdsl import ops, passes
 from graphdsl import printing as printing  # registers print(graph), to_dot
 from graphdsl import verify as verify  # registers Graph.verify
+from graphdsl.builtin_policies import implicit_cast_type, policy, policy_names
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
 from graphdsl.evaluate import evaluate
 from graphdsl.graph import Graph, GraphError, OpTypeError, Symbol, TensorType
 from graphdsl.inputs import InputError
 from graphdsl.lattice import Lattice, LatticeError, Weak
+from graphdsl.literals import LiteralError
 from graphdsl.ops import implicit_cast
-from graphdsl.policies import (
-    LiteralError,
-    LiteralRule,
-    Policy,
-    Promoted,
-    PromotionError,
-    implicit_cast_type,
-    policy,
-    policy_names,
-)
+from graphdsl.policies import LiteralRule, Policy, Promoted, PromotionError
 from graphdsl.shapes import ShapeError
 
 bool_ = DType.bool

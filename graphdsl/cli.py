@@ -13,8 +13,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from graphdsl.builtin_policies import policy, policy_names
 from graphdsl.dtypes import DTypeError, dtype
-from graphdsl.policies import Policy, Promoted, PromotionError, policy, policy_names
+from graphdsl.policies import Policy, Promoted, PromotionError
 
 __all__ = ["main", "parse_type"]
 

@@ -25,16 +25,11 @@ from typing import Any
 import numpy as np
 
 from graphdsl._source import Location, user_location
+from graphdsl.builtin_policies import policy
 from graphdsl.dtypes import DType, dtype
+from graphdsl.literals import LiteralError, literal_fix, literal_problem
 from graphdsl.opdef import OPS
-from graphdsl.policies import (
-    LiteralError,
-    Policy,
-    PromotionError,
-    literal_fix,
-    literal_problem,
-    policy,
-)
+from graphdsl.policies import Policy, PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.symbol import Operand, Scalar, Symbol
 from graphdsl.types import GraphError, OpTypeError, TensorType, as_type

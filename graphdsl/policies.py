@@ -38,29 +38,23 @@ to float32
 from __future__ import annotations
 
 import enum
-import functools
-import math
 from collections.abc import Mapping
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
 
-from graphdsl import lattices as _lat
 from graphdsl._table import render_table
 from graphdsl.dtypes import DType, Kind, dtype
 from graphdsl.lattice import Lattice, Node, Weak, node_name
+from graphdsl.literals import LiteralError, literal_fix, literal_problem
 from graphdsl.notation import JAX_CODES, notation_for
 
 __all__ = [
     "Decision",
-    "LiteralError",
     "LiteralRule",
     "Policy",
     "Promoted",
     "PromotionError",
-    "implicit_cast_type",
-    "policy",
-    "policy_names",
 ]
 
 
@@ -75,10 +69,6 @@ class PromotionError(TypeError):
     ) -> None:
         super().__init__(message)
         self.lhs, self.rhs, self.policy, self.fix = lhs, rhs, policy, fix
-
-
-class LiteralError(ValueError):
-    """A Python literal that cannot be represented in the dtype it must take."""
 
 
 class Promoted(NamedTuple):
@@ -228,7 +218,7 @@ class Policy:
         >>> gd.policy("default").result_type(gd.int8, 1000)
         Traceback (most recent call last):
             ...
-        graphdsl.policies.LiteralError: the literal 1000 does not fit int8 (range -128..127) under
+        graphdsl.literals.LiteralError: the literal 1000 does not fit int8 (range -128..127) under
         policy 'default'; cast the other operand to a wider type than int8, or use a smaller
         literal
         """
@@ -517,142 +507,4 @@ def _suggest_cast(a: DType, b: DType) -> str:
     return f"cast the {a.name} operand to {b.name}"
 
 
-@functools.lru_cache(maxsize=4096, typed=True)
-def literal_problem(value: bool | int | float | complex, target: DType, *, exact: bool) -> str:
-    """Why ``value`` cannot be a constant of ``target`` ('' when it can)."""
-    if isinstance(value, (bool, np.bool_)):
-        return ""
-    k = target.kind
-    if k is Kind.bool:
-        return "" if value in (0, 1) else f"is not a bool ({target.name} holds only 0 and 1)"
-    if isinstance(value, complex) and k is not Kind.complex:
-        return f"is complex and cannot become {target.name}"
-    if k.is_integer:
-        if isinstance(value, float):
-            if not math.isfinite(value) or not value.is_integer():
-                return f"is not an integer and cannot become {target.name} exactly"
-            value = int(value)
-        lo, hi = target.min, target.max
-        if not lo <= value <= hi:  # type: ignore[operator]
-            return f"does not fit {target.name} (range {lo}..{hi})"
-        return ""
-    parts = [value.real, value.imag] if isinstance(value, complex) else [value]
-    for part in parts:
-        if isinstance(part, float) and not math.isfinite(part):
-            continue  # inf and nan are values of every float dtype we have
-        with np.errstate(over="ignore"):
-            stored = np.array(part, dtype=np.float64).astype(target.np)
-        as_float = np.real(stored).astype(np.float64)
-        if not np.isfinite(as_float):
-            return f"overflows {target.name} (largest finite value {target.max:g})"
-        if exact and isinstance(part, int) and int(as_float) != part:
-            return f"is not exactly representable in {target.name}"
-    return ""
-
-
-def literal_fix(value: bool | int | float | complex, target: DType) -> str:
-    """How to fix a literal that does not fit ``target``."""
-    if target.is_integer and isinstance(value, float):
-        return "use an integer literal, or cast the other operand to a float dtype"
-    return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
-
-
 # ---------------------------------------------------------------------- registry
-
-_X64 = {"int": DType.int64, "float": DType.float64, "complex": DType.complex128}
-
-_POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (
-        Policy(
-            "default",
-            _lat.JAX,
-            literals="anvil",
-            description="JAX's lattice (x64 edges) with {anvil}'s ambiguous literals, "
-            "32-bit literal defaults",
-        ),
-        Policy(
-            "jax",
-            _lat.JAX,
-            literals="jax",
-            defaults=_X64,
-            description="jax.numpy with x64 enabled: JAX lattice and weak types",
-        ),
-        Policy(
-            "jax-x32",
-            _lat.JAX_X32,
-            literals="jax",
-            description="jax.numpy with x64 disabled (u32 x i32 -> i32)",
-        ),
-        Policy(
-            "jax-strict",
-            _lat.JAX_STRICT,
-            literals="jax",
-            defaults=_X64,
-            strict_weak=True,
-            description="jax.numpy with jax_numpy_dtype_promotion='strict'",
-        ),
-        Policy(
-            "max",
-            _lat.MAX,
-            literals="max",
-            description="Modular MAX's lattice (index, address, tensor_float32); "
-            "literals take the known dtype exactly",
-        ),
-        Policy(
-            "anvil",
-            _lat.ANVIL,
-            literals="anvil",
-            description="{anvil}'s tables and ambiguity rules",
-        ),
-        Policy(
-            "array-api",
-            _lat.ARRAY_API,
-            literals="array-api",
-            description="the Array API's required promotions; everything else undefined",
-        ),
-    )
-}
-
-
-def policy_names() -> list[str]:
-    """The names of the built-in policies."""
-    return list(_POLICIES)
-
-
-def policy(name: str | Policy = "default") -> Policy:
-    """Look up a built-in policy by name (a :class:`Policy` passes through).
-
-    >>> import graphdsl as gd
-    >>> gd.policy("jax-x32").promote_types("uint32", "int32")
-    DType.int32
-    """
-    if isinstance(name, Policy):
-        return name
-    try:
-        return _POLICIES[name]
-    except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(_POLICIES), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ValueError(
-            f"unknown policy {name!r}; {hint}known policies: {', '.join(_POLICIES)}"
-        ) from None
-
-
-_get_policy = policy
-
-
-def implicit_cast_type(
-    lhs: DType | str, rhs: DType | str, policy: str | Policy = "default"
-) -> DType:
-    """MAX's ``implicit_cast_type``: the smallest dtype both known dtypes promote to.
-
-    >>> import graphdsl as gd
-    >>> gd.implicit_cast_type(gd.int16, gd.float32)
-    DType.float32
-    >>> gd.implicit_cast_type("int64", "float16", policy="max")
-    DType.float16
-    """
-    return _get_policy(policy).promote_types(lhs, rhs)

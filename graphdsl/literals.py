@@ -1,0 +1,63 @@
+"""Literal fitting: whether a Python scalar can become a constant of a dtype, and why not.
+
+>>> import graphdsl as gd
+>>> literal_problem(1000, gd.int8, exact=False)
+'does not fit int8 (range -128..127)'
+>>> literal_problem(16777217, gd.float32, exact=True)
+'is not exactly representable in float32'
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from graphdsl.dtypes import DType, Kind
+
+__all__ = ["LiteralError", "literal_fix", "literal_problem"]
+
+
+class LiteralError(ValueError):
+    """A Python literal that cannot be represented in the dtype it must take."""
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def literal_problem(value: bool | int | float | complex, target: DType, *, exact: bool) -> str:
+    """Why ``value`` cannot be a constant of ``target`` ('' when it can)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ""
+    k = target.kind
+    if k is Kind.bool:
+        return "" if value in (0, 1) else f"is not a bool ({target.name} holds only 0 and 1)"
+    if isinstance(value, complex) and k is not Kind.complex:
+        return f"is complex and cannot become {target.name}"
+    if k.is_integer:
+        if isinstance(value, float):
+            if not math.isfinite(value) or not value.is_integer():
+                return f"is not an integer and cannot become {target.name} exactly"
+            value = int(value)
+        lo, hi = target.min, target.max
+        if not lo <= value <= hi:  # type: ignore[operator]
+            return f"does not fit {target.name} (range {lo}..{hi})"
+        return ""
+    parts = [value.real, value.imag] if isinstance(value, complex) else [value]
+    for part in parts:
+        if isinstance(part, float) and not math.isfinite(part):
+            continue  # inf and nan are values of every float dtype we have
+        with np.errstate(over="ignore"):
+            stored = np.array(part, dtype=np.float64).astype(target.np)
+        as_float = np.real(stored).astype(np.float64)
+        if not np.isfinite(as_float):
+            return f"overflows {target.name} (largest finite value {target.max:g})"
+        if exact and isinstance(part, int) and int(as_float) != part:
+            return f"is not exactly representable in {target.name}"
+    return ""
+
+
+def literal_fix(value: bool | int | float | complex, target: DType) -> str:
+    """How to fix a literal that does not fit ``target``."""
+    if target.is_integer and isinstance(value, float):
+        return "use an integer literal, or cast the other operand to a float dtype"
+    return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"
