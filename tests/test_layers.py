@@ -139,5 +139,7 @@ def test_the_check_names_an_upward_import(source: str, target: str, tmp_path: Pa
 
 def test_type_checking_imports_are_not_counted(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import graphdsl.graph\n")
+    path.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import graphdsl.graph\n"
+    )
     assert imports(path, {"graphdsl.graph"}) == set()
