@@ -15,7 +15,17 @@ import secrets
 
 from onnx import ModelProto, TensorProto
 
-__all__ = ["ModelFiles", "external_data_problem", "file_stamp"]
+__all__ = ["ModelFiles", "external_data_problem", "file_stamp", "writes"]
+
+# How many times this process wrote each model file (by absolute path). File stamps alone
+# can miss a rewrite: timestamps come from a coarse clock (a few ms) and a replaced file's
+# inode can be reused, so two exports to one path in one tick may stamp alike.
+_WRITES: dict[str, int] = {}
+
+
+def writes(path: str) -> int:
+    """How many times this process has exported a model to ``path`` (an absolute path)."""
+    return _WRITES.get(path, 0)
 
 
 class ModelFiles:
@@ -44,6 +54,8 @@ class ModelFiles:
         if with_data:
             os.replace(self.tmp_data, self.data_path)
         os.replace(self.tmp_model, self.path)
+        key = os.path.abspath(self.path)
+        _WRITES[key] = _WRITES.get(key, 0) + 1
 
     def discard(self) -> None:
         for p in (self.tmp_model, self.tmp_data):
@@ -52,7 +64,8 @@ class ModelFiles:
 
 
 def file_stamp(path: str) -> tuple[int, int, int, int]:
-    """What tells one file at ``path`` from another: inode, device, size, modification time."""
+    """What tells one file at ``path`` from another: inode, device, size, modification time
+    (written by another process; see :func:`writes` for this one's)."""
     st = os.stat(path)
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
 

@@ -17,7 +17,7 @@ import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx._export import export
-from exporters.onnx._files import external_data_problem, file_stamp
+from exporters.onnx._files import external_data_problem, file_stamp, writes
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, bind_inputs, match_names
@@ -44,7 +44,9 @@ class _Session:
 
     ``source`` is what the session was made from: a copy of a ModelProto (compared with the
     proto at each call, at memcmp speed: 0.7 ms for 16 MB of weights), the stamps of the
-    model file and its data files for a path, or None for a Graph (frozen once exported).
+    model file and its data files for a path (with the number of times this process exported
+    to it: file timestamps are too coarse to tell two quick exports apart), or None for a
+    Graph (frozen once exported).
     :meth:`current` says whether the model is still that.
     """
 
@@ -53,8 +55,10 @@ class _Session:
         model: ModelProto | str,
         providers: list[str],
         source: ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
+        written: int = 0,
     ) -> None:
         self.source = source
+        self.written = written
         proto = _load(model) if isinstance(model, str) else model
         so = ort.SessionOptions()
         so.log_severity_level = 3
@@ -88,6 +92,8 @@ class _Session:
             return True
         if isinstance(src, ModelProto):
             return bool(model == src)
+        if writes(src[0][0]) != self.written:
+            return False
         try:
             return all(file_stamp(p) == stamp for p, stamp in src)
         except OSError:
@@ -222,7 +228,8 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
         _model_sessions.move_to_end(mkey)
         return hit[1]
     if isinstance(model, str):
-        sess = _Session(path, providers, _stamps(path))
+        written = writes(path)
+        sess = _Session(path, providers, _stamps(path), written)
     else:
         snapshot = ModelProto()
         snapshot.CopyFrom(model)
