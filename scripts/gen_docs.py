@@ -560,7 +560,7 @@ def semantics_page(log: Callable[[str], None]) -> str:
         HEADER,
         "# Semantics\n\n",
         "`gd.evaluate` (the numpy reference interpreter in `graphdsl/evaluate.py`, with the op "
-        "table in `graphdsl/_rules.py`) defines what every graph computes; the ONNX exporter "
+        "families in `graphdsl/ops/`) defines what every graph computes; the ONNX exporter "
         "reproduces it on onnxruntime, rewriting where a provider lacks a kernel or differs "
         "(see [the support matrix](support-matrix.md)). Every table below is computed by "
         "`gd.evaluate` under the `default` policy and checked against onnxruntime's CPU "
@@ -761,6 +761,9 @@ def index_page(names: list[str]) -> str:
         + "## Errors\n\n"
         + "[Error-message gallery](errors.md): every mistake in the bad-input catalogue and "
         "the message graphdsl gives for it.\n\n"
+        + "## Contributing\n\n"
+        + "[Adding an op](adding-an-op.md): the five pieces of an op (definition, lowering, "
+        "matrix row, fuzz weight, docs), walked through for `rsqrt`.\n\n"
         + "## Examples\n\n"
         + "Runnable scripts in `examples/` (each is run by `tests/test_examples.py`):\n\n"
         + "".join(

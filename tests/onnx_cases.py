@@ -27,8 +27,8 @@ BINARY = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "mini
           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
           "matmul"]  # fmt: skip
-UNARY = ["logical_not", "bitwise_not", "negative", "abs", "sign", "exp", "log", "sqrt", "sin",
-         "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "softmax"]  # fmt: skip
+UNARY = ["logical_not", "bitwise_not", "negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt",
+         "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "softmax"]  # fmt: skip
 
 
 def _cases() -> dict[str, tuple[int, Build]]:

@@ -26,8 +26,8 @@ from graphdsl.ops._define import (
 from graphdsl.policies import Policy, Promoted
 from graphdsl.types import TensorType
 
-__all__ = ["abs", "ceil", "cos", "exp", "floor", "log", "negative", "relu", "round", "sigmoid",
-           "sign", "sin", "sqrt", "tanh"]  # fmt: skip
+__all__ = ["abs", "ceil", "cos", "exp", "floor", "log", "negative", "relu", "round", "rsqrt",
+           "sigmoid", "sign", "sin", "sqrt", "tanh"]  # fmt: skip
 
 # the loops below register ops that share a rule; their variables hold functions
 _fn: Callable[..., Any]
@@ -146,6 +146,27 @@ def sqrt(x: Operand) -> Symbol:
     return op("sqrt", x)
 
 
+def rsqrt(x: Operand) -> Symbol:
+    """1 / sqrt(x), as MAX's ``rsqrt`` (two correctly rounded steps, as numpy computes it).
+    Floating only: integers and bool compute in the policy's default float.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("rsqrt", input_types={"x": gd.TensorType(gd.int32, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.rsqrt(x)
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([4, 0, -1], gd.int32.np)})[0]
+    array([0.5, inf, nan], dtype=float32)
+    """
+    return op("rsqrt", x)
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.asarray(1 / np.sqrt(x))
+
+
 def sin(x: Operand) -> Symbol:
     """Sine. Floating only: integers and bool compute in the policy's default float.
 
@@ -217,8 +238,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype))
 
 
-for _fn, _np_fn in ((exp, np.exp), (log, np.log), (sqrt, np.sqrt), (sin, np.sin),
-                    (cos, np.cos), (tanh, np.tanh), (sigmoid, _sigmoid)):  # fmt: skip
+for _fn, _np_fn in ((exp, np.exp), (log, np.log), (sqrt, np.sqrt), (rsqrt, _rsqrt),
+                    (sin, np.sin), (cos, np.cos), (tanh, np.tanh),
+                    (sigmoid, _sigmoid)):  # fmt: skip
     define(_fn, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_np_fn),
            "floating; integers -> default float")  # fmt: skip
 

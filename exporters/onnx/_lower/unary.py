@@ -36,6 +36,16 @@ def _sigmoid(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     return b.cast(b.elementwise("Div", [num, denom]), out)
 
 
+@register("rsqrt")
+def _rsqrt(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # 1 / sqrt(x) with both steps in float32 for narrow floats and one rounding at the end,
+    # as the reference computes it (Reciprocal could be an approximation: Div is exact)
+    out = args[0].dtype
+    f = T.float32 if out in NARROW else out
+    root = b.elementwise("Sqrt", [b.cast(args[0], f)])
+    return b.cast(b.elementwise("Div", [b.scalar(1.0, f), root]), out)
+
+
 @register("sign")
 def _sign(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
