@@ -56,10 +56,11 @@ class _Session:
         providers: list[str],
         source: ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
         written: int = 0,
+        loaded: ModelProto | None = None,
     ) -> None:
         self.source = source
         self.written = written
-        proto = _load(model) if isinstance(model, str) else model
+        proto = model if isinstance(model, ModelProto) else loaded or _load(model)
         so = ort.SessionOptions()
         so.log_severity_level = 3
         # onnxruntime's graph rewrites change IEEE results: MatMulScaleFusion (extended)
@@ -229,7 +230,9 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
         return hit[1]
     if isinstance(model, str):
         written = writes(path)
-        sess = _Session(path, providers, _stamps(path), written)
+        stamp = _stamp_file(path)  # before reading: a change after it shows at the next call
+        proto = _load(path)
+        sess = _Session(path, providers, _stamps(path, stamp, proto), written, proto)
     else:
         snapshot = ModelProto()
         snapshot.CopyFrom(model)
@@ -241,19 +244,25 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
     return sess
 
 
-def _stamps(path: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """The stamps of the model file at ``path`` and of the data files it names."""
+def _stamp_file(path: str) -> tuple[int, ...]:
     try:
-        stamps = [(path, file_stamp(path))]
-        folder = os.path.dirname(path)
-        for t in _load(path).graph.initializer:
-            for e in t.external_data:
-                if e.key == "location":
-                    data = os.path.join(folder, e.value)
-                    if all(p != data for p, _ in stamps):
-                        stamps.append((data, file_stamp(data)))
+        return file_stamp(path)
     except OSError as e:
         raise RunError(f"cannot read the model {path!r}: {e.strerror or e}") from None
+
+
+def _stamps(
+    path: str, stamp: tuple[int, ...], proto: ModelProto
+) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The stamps of the model file at ``path`` and of the data files ``proto`` names."""
+    stamps = [(path, stamp)]
+    folder = os.path.dirname(path)
+    for t in proto.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                data = os.path.join(folder, e.value)
+                if all(p != data for p, _ in stamps):
+                    stamps.append((data, _stamp_file(data)))
     return tuple(stamps)
 
 
