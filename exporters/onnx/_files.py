@@ -65,7 +65,8 @@ class ModelFiles:
 
 def file_stamp(path: str) -> tuple[int, int, int, int]:
     """What tells one file at ``path`` from another: inode, device, size, modification time
-    (written by another process; see :func:`writes` for this one's)."""
+    (written by another process; see :func:`writes` for this one's). ``run()`` compares these
+    fields inline, at every call."""
     st = os.stat(path)
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
 
