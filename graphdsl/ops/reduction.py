@@ -64,8 +64,8 @@ def prod(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
 
 
 def max(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
-    """Maximum over ``axis``; keeps the dtype; NaN propagates; over an empty set, the
-    dtype's lowest value (-inf for floats).
+    """Maximum over ``axis``; keeps the dtype; NaN propagates; -0.0 < +0.0 (IEEE 754-2019);
+    over an empty set, the dtype's lowest value (-inf for floats).
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("max", input_types={"x": gd.TensorType(gd.float32, (2, 2))})
@@ -81,8 +81,8 @@ def max(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
 
 
 def min(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
-    """Minimum over ``axis``; keeps the dtype; NaN propagates; over an empty set, the
-    dtype's highest value (inf for floats).
+    """Minimum over ``axis``; keeps the dtype; NaN propagates; -0.0 < +0.0 (IEEE 754-2019);
+    over an empty set, the dtype's highest value (inf for floats).
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("min", input_types={"x": gd.TensorType(gd.int16, (2, 0))})
@@ -160,7 +160,15 @@ def _identity(x: np.ndarray, lowest: bool) -> Any:
 
 def _extremum_impl(fn: Callable[..., Any], lowest: bool) -> Impl:
     def reduce(x: np.ndarray, axis: Any, keepdims: bool) -> Any:
-        return fn(x, axis=axis, keepdims=keepdims, initial=_identity(x, lowest))
+        r = fn(x, axis=axis, keepdims=keepdims, initial=_identity(x, lowest))
+        if x.dtype.kind != "f":
+            return r
+        # zeros compare equal, and which one numpy (or onnxruntime) keeps depends on the order
+        # of accumulation: order them as IEEE 754-2019's maximum and minimum do, -0.0 < +0.0
+        wanted = ~np.signbit(x) if lowest else np.signbit(x)  # max: a +0.0; min: a -0.0
+        found = np.any((x == 0) & wanted, axis=axis, keepdims=keepdims)
+        zero = np.where(found, 0.0 if lowest else -0.0, -0.0 if lowest else 0.0)
+        return np.where(r == 0, zero.astype(x.dtype), r)
 
     return _reduce_impl(reduce)
 

@@ -70,7 +70,7 @@ def _extremum(onnx_op: str) -> Lowering:
             cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
             r = b.node(onnx_op, [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
             return b.cast(_clamp(b, r, d, lowest) if cd is not d else r, x.dtype)
-        r = _reduce_axes(b, onnx_op, x, axes, keep)
+        r = _zero_sign(b, x, _reduce_axes(b, onnx_op, x, axes, keep), axes, keep, lowest)
         # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
         nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
                             T.bool), T.uint8)  # fmt: skip
@@ -78,6 +78,28 @@ def _extremum(onnx_op: str) -> Lowering:
         return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
 
     return lower
+
+
+def _zero_sign(b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, lowest: bool) -> V:
+    """``r`` with a zero result signed as IEEE 754-2019 orders zeros (-0.0 < +0.0): the max of
+    a set holding +0.0 is +0.0, its min -0.0 if it holds one (onnxruntime keeps whichever
+    zero its order of accumulation meets first). Exact: r + 0.0 turns -0.0 into +0.0 and
+    changes nothing else, and a factor of 1 or -1 gives the zero its sign."""
+    f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    xf, rf, zero = b.cast(x, f), b.cast(r, f), b.scalar(0.0, f)
+    sign = b.signbit(xf)
+    wanted = b.node("Not", [sign.name], T.bool) if lowest else sign  # max: +0.0; min: -0.0
+    is_zero = b.node("Equal", [xf.name, zero.name], T.bool)
+    has = b.cast(b.node("And", [is_zero.name, wanted.name], T.bool), T.uint8)
+    found = b.cast(_reduce_axes(b, "ReduceMax", has, axes, keep), T.bool)
+    if lowest:
+        found = b.node("Not", [found.name], T.bool)  # max: -0.0 where no +0.0 was found
+    r_zero = b.node("Equal", [rf.name, zero.name], T.bool)
+    negative = b.cast(b.node("And", [r_zero.name, found.name], T.bool), f)
+    factor = b.node("Sub", [b.scalar(1.0, f).name,
+                            b.node("Mul", [negative.name, b.scalar(2.0, f).name], f).name], f)
+    positive = b.node("Add", [rf.name, zero.name], f)
+    return b.cast(b.node("Mul", [positive.name, factor.name], f), r.dtype)
 
 
 def _clamp(b: Builder, r: V, d: DType, lowest: bool) -> V:
