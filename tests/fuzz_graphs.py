@@ -82,18 +82,22 @@ COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_e
 LOGICAL = ["logical_and", "logical_or", "logical_xor"]
 BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
 UNARY = ["negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-         "sigmoid", "relu", "floor", "ceil", "round", "bitwise_not", "logical_not"]  # fmt: skip
+         "sigmoid", "relu", "floor", "ceil", "round", "bitwise_not", "logical_not",
+         "trunc", "is_nan", "is_inf", "clip", "silu", "tan", "sinh",
+         "cosh", "log1p", "expm1", "atanh", "atan", "asin", "acos"]  # fmt: skip
 REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
-TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"})
+TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
+                            "tan", "sinh", "cosh", "log1p", "expm1", "atanh",
+                            "atan", "asin", "acos"})
 # ... or the order of accumulation.
 ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax"})
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
-PASSTHROUGH = frozenset({"negative", "abs", "relu", "maximum", "minimum", "max", "min",
+PASSTHROUGH = frozenset({"negative", "abs", "relu", "maximum", "minimum", "max", "min", "clip",
                          "reshape", "transpose", "broadcast_to", "concat", "expand_dims",
                          "squeeze", "where", "cast"})  # fmt: skip
 
@@ -259,6 +263,16 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     if op in TRANSCENDENTAL:
         # sin/cos/tanh/sigmoid/log are accurate to a few eps absolutely near their zeros
         atol = 4 * e if op in ("sin", "cos", "tanh", "sigmoid", "log") else 0.0
+        if op == "tan":
+            # Sin / Cos, each accurate to about an eps absolutely (onnxruntime's float64 Sin
+            # and Cos): off by e * (1 + |t|) / |cos| <= 2e * (1 + t**2) near zeros and poles
+            with np.errstate(all="ignore"):
+                t = _abs_finite(np.tan(operands[0].astype(np.float64)))
+            atol = 4 * e * (1 + float(np.max(t * t, initial=0.0)))
+        if op == "silu":
+            # x * sigmoid(x): where sigmoid(x) is subnormal in the compute dtype, Exp's last
+            # bit there (one smallest subnormal) is multiplied by |x|
+            atol = 2 * float(np.max(_abs_finite(operands[0]), initial=0.0)) * _sub(acc)
         return Tol(4 * e + eo, atol + sub)
     x = _abs_finite(operands[0])
     big = max(float(_finfo(acc).max), 0.0)
@@ -608,7 +622,15 @@ def _step(b: _Builder, op: str) -> None:
         if a is None:
             assume(False)
             return
-        if op == "negative" and b.chance(0.5):
+        if op == "clip":  # bounds: values, literals, scalars or constants; either left out
+            bounds: list[Any] = [None, None]
+            codes = ["None", "None"]
+            for k in range(2):
+                if b.chance(0.7):
+                    bounds[k], codes[k] = b.operand(a, exact=False)
+            fn = b.pick(["clip", "clamp"])
+            b.add(getattr(gd.ops, fn)(a.sym, *bounds), f"gd.ops.{fn}({a.code}, {', '.join(codes)})")
+        elif op == "negative" and b.chance(0.5):
             b.add(-a.sym, f"-{a.code}")
         elif op == "abs" and b.chance(0.5):
             b.add(abs(a.sym), f"abs({a.code})")

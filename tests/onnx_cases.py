@@ -28,7 +28,9 @@ BINARY = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "mini
           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
           "matmul"]  # fmt: skip
 UNARY = ["logical_not", "bitwise_not", "negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt",
-         "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "softmax"]  # fmt: skip
+         "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "softmax", "trunc",
+         "is_nan", "is_inf", "silu", "tan", "sinh", "cosh",
+         "log1p", "expm1", "atanh", "atan", "asin", "acos"]  # fmt: skip
 
 
 def _cases() -> dict[str, tuple[int, Build]]:
@@ -46,6 +48,10 @@ def _cases() -> dict[str, tuple[int, Build]]:
         ops[name + "_all_keepdims"] = (1, lambda s, fn=fn: fn(s[0], keepdims=True))
     ops["where"] = (2, lambda s: gd.ops.where(gd.ops.less(gd.ops.cast(s[0], "float32"), 1.0),
                                               s[0], s[1]))  # fmt: skip
+    ops["clip"] = (1, lambda s: gd.ops.clip(s[0], 0, 7))
+    ops["clip_float_bounds"] = (1, lambda s: gd.ops.clip(s[0], -1.5, 2.5))
+    ops["clip_max_only"] = (1, lambda s: gd.ops.clip(s[0], max=3))
+    ops["clip_tensor_min"] = (2, lambda s: gd.ops.clamp(s[0], s[1], 7))
     ops["reshape"] = (1, lambda s: gd.ops.reshape(s[0], (-1, 2)))
     ops["transpose"] = (1, lambda s: gd.ops.transpose(s[0]))
     ops["broadcast_to"] = (1, lambda s: gd.ops.broadcast_to(s[0], (2, 6, 4)))

@@ -26,7 +26,9 @@ CASES = all_cases()
 # transcendental ops: onnxruntime's and numpy's libm differ by a few ulps
 INEXACT_OPS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "softmax", "mean", "pow",
                "sum", "prod", "matmul", "div", "mean_all_keepdims", "sum_all_keepdims",
-               "prod_all_keepdims"}  # fmt: skip
+               "prod_all_keepdims",
+               "silu", "tan", "sinh", "cosh", "log1p", "expm1", "atanh",
+               "atan", "asin", "acos"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("op", "dt"), CASES, ids=[f"{o}-{d.name}" for o, d in CASES])

@@ -17,7 +17,8 @@ from exporters.onnx._lower import LOWER
 from graphdsl.opdef import OPS
 
 HELPERS = {"implicit_cast"}  # MAX's helper: builds casts, is no op of its own
-FAMILIES = ["cast", "elementwise", "logic", "nn", "reduction", "shape", "unary"]
+ALIASES = {"clamp": "clip"}  # second public names: the same function as the op's
+FAMILIES = ["activation", "cast", "elementwise", "logic", "nn", "reduction", "shape", "unary"]
 
 
 def missing_pieces(name: str) -> list[str]:
@@ -40,13 +41,19 @@ def missing_pieces(name: str) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize("name", sorted(set(gd.ops.__all__) - HELPERS))
+@pytest.mark.parametrize("name", sorted(set(gd.ops.__all__) - HELPERS - set(ALIASES)))
 def test_op_has_every_piece(name: str) -> None:
     assert missing_pieces(name) == [], f"gd.ops.{name} lacks: {missing_pieces(name)}"
 
 
+def test_aliases_are_second_names_of_ops() -> None:
+    for alias, name in ALIASES.items():
+        assert alias in gd.ops.__all__ and name in OPS
+        assert getattr(gd.ops, alias) is getattr(gd.ops, name)
+
+
 def test_public_ops_are_the_registered_ones() -> None:
-    exported = set(gd.ops.__all__) - HELPERS
+    exported = set(gd.ops.__all__) - HELPERS - set(ALIASES)
     assert exported == set(OPS), (
         f"registered but not in gd.ops.__all__: {sorted(set(OPS) - exported)}; "
         f"in gd.ops.__all__ but not registered: {sorted(exported - set(OPS))}"
@@ -54,7 +61,7 @@ def test_public_ops_are_the_registered_ones() -> None:
     by_module = set()
     for family in FAMILIES:
         module = importlib.import_module(f"graphdsl.ops.{family}")
-        by_module |= set(module.__all__) - {"cast_array"} - HELPERS
+        by_module |= set(module.__all__) - {"cast_array"} - HELPERS - set(ALIASES)
     assert by_module == exported
     assert {op.family for op in OPS.values()} == set(FAMILIES)
 

@@ -6,7 +6,7 @@ Promotion follows the graph's policy and is decided when the node is built; the
 
 Families: :mod:`~graphdsl.ops.elementwise` (arithmetic), :mod:`~graphdsl.ops.logic`
 (comparisons, logic, bits, ``where``), :mod:`~graphdsl.ops.unary` (math, activations,
-rounding),
+rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental functions),
 :mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
@@ -20,6 +20,18 @@ add one.
 
 from __future__ import annotations
 
+from graphdsl.ops.activation import (
+    acos,
+    asin,
+    atan,
+    atanh,
+    cosh,
+    expm1,
+    log1p,
+    silu,
+    sinh,
+    tan,
+)
 from graphdsl.ops.cast import cast, implicit_cast
 from graphdsl.ops.elementwise import add, div, floordiv, maximum, minimum, mod, mul, pow, sub
 from graphdsl.ops.logic import (
@@ -45,9 +57,13 @@ from graphdsl.ops.shape import broadcast_to, concat, expand_dims, reshape, squee
 from graphdsl.ops.unary import (
     abs,
     ceil,
+    clamp,
+    clip,
     cos,
     exp,
     floor,
+    is_inf,
+    is_nan,
     log,
     negative,
     relu,
@@ -58,11 +74,16 @@ from graphdsl.ops.unary import (
     sin,
     sqrt,
     tanh,
+    trunc,
 )
 
 __all__ = [
     "abs",
+    "acos",
     "add",
+    "asin",
+    "atan",
+    "atanh",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -70,20 +91,27 @@ __all__ = [
     "broadcast_to",
     "cast",
     "ceil",
+    "clamp",
+    "clip",
     "concat",
     "cos",
+    "cosh",
     "div",
     "equal",
     "exp",
     "expand_dims",
+    "expm1",
     "floor",
     "floordiv",
     "greater",
     "greater_equal",
     "implicit_cast",
+    "is_inf",
+    "is_nan",
     "less",
     "less_equal",
     "log",
+    "log1p",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -106,13 +134,17 @@ __all__ = [
     "rsqrt",
     "sigmoid",
     "sign",
+    "silu",
     "sin",
+    "sinh",
     "softmax",
     "sqrt",
     "squeeze",
     "sub",
     "sum",
+    "tan",
     "tanh",
     "transpose",
+    "trunc",
     "where",
 ]

@@ -26,8 +26,9 @@ from graphdsl.ops._define import (
 from graphdsl.policies import Policy, Promoted
 from graphdsl.types import TensorType
 
-__all__ = ["abs", "ceil", "cos", "exp", "floor", "log", "negative", "relu", "round", "rsqrt",
-           "sigmoid", "sign", "sin", "sqrt", "tanh"]  # fmt: skip
+__all__ = ["abs", "ceil", "clamp", "clip", "cos", "exp", "floor", "is_inf", "is_nan", "log",
+           "negative", "relu", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "tanh",
+           "trunc"]  # fmt: skip
 
 # the loops below register ops that share a rule; their variables hold functions
 _fn: Callable[..., Any]
@@ -326,3 +327,103 @@ def _int_identity(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any
 define(floor, elementwise(REAL), np_impl(_int_identity(np.floor)), "real; integers unchanged")
 define(ceil, elementwise(REAL), np_impl(_int_identity(np.ceil)), "real; integers unchanged")
 define(round, elementwise(REAL), np_impl(_int_identity(np.rint)), "real; half to even")
+
+
+def trunc(x: Operand) -> Symbol:
+    """Round toward zero; keeps the dtype (integers are returned unchanged; -0.5 gives
+    -0.0, NaN and inf pass).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("trunc", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.trunc(x)
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([-1.5, 2.5, -0.5], gd.float32.np)})[0]
+    array([-1.,  2., -0.], dtype=float32)
+    """
+    return op("trunc", x)
+
+
+define(trunc, elementwise(REAL), np_impl(_int_identity(np.trunc)), "real; integers unchanged")
+
+
+def is_nan(x: Operand) -> Symbol:
+    """True where x is NaN, as MAX's ``is_nan``; any real dtype (integers: all False).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("is_nan", input_types={"x": gd.TensorType(gd.float16, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.is_nan(x)
+    >>> z.type
+    TensorType(bool[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([1.0, np.nan, np.inf], gd.float16.np)})[0]
+    array([False,  True, False])
+    """
+    return op("is_nan", x)
+
+
+def is_inf(x: Operand) -> Symbol:
+    """True where x is +inf or -inf, as MAX's ``is_inf``; any real dtype (integers: all
+    False).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("is_inf", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.is_inf(x)
+    >>> z.type
+    TensorType(bool[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([-np.inf, np.nan, 3e38], gd.float32.np)})[0]
+    array([ True, False, False])
+    """
+    return op("is_inf", x)
+
+
+define(is_nan, elementwise(REAL, result_bool=True), np_impl(np.isnan), "real; -> bool")
+define(is_inf, elementwise(REAL, result_bool=True), np_impl(np.isinf), "real; -> bool")
+
+
+def clip(x: Operand, min: Operand | None = None, max: Operand | None = None) -> Symbol:
+    """Limit x to [min, max]: ``minimum(maximum(x, min), max)``, a bound left out (None)
+    is no limit. x and the bounds promote together like a binary op (bounds may be
+    Python scalars or Symbols, broadcasting); NaN in x or a bound propagates, and
+    min > max gives max. Also exported as ``clamp`` (the PyTorch name).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("clip", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.clip(x, 0, 2.5)
+    >>> z.type
+    TensorType(float32[4])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([-3, np.nan, 2, 7], gd.float32.np)})[0]
+    array([0. , nan, 2. , 2.5], dtype=float32)
+    """
+    bounds = [b for b in (min, max) if b is not None]
+    return op("clip", x, *bounds, has_min=min is not None, has_max=max is not None)
+
+
+clamp = clip
+
+
+def _extremum(a: np.ndarray, b: np.ndarray, first: Callable[..., Any]) -> np.ndarray:
+    # graphdsl's maximum/minimum: NaN in a propagates, a tie goes to b (b's NaN loses every
+    # comparison, so it propagates too)
+    r = np.where(first(a, b), a, b)
+    return np.asarray(np.where(a != a, a, r))
+
+
+def _clip(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    r, k = args[0], 1
+    with np.errstate(all="ignore"):
+        if attrs["has_min"]:
+            r, k = _extremum(r, args[k], np.greater), k + 1
+        if attrs["has_max"]:
+            r = _extremum(r, args[k], np.less)
+    return np.asarray(r)
+
+
+define(clip, elementwise(REAL), _clip, "real; bounds promote with x")

@@ -8,6 +8,7 @@ caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comm
 
 from __future__ import annotations
 
+from exporters.onnx._lower import activation as activation
 from exporters.onnx._lower import cast as cast
 from exporters.onnx._lower import elementwise as elementwise
 from exporters.onnx._lower import logic as logic

@@ -101,3 +101,49 @@ def _rounding(onnx_op: str) -> Lowering:
 LOWER["floor"] = _rounding("Floor")
 LOWER["ceil"] = _rounding("Ceil")
 LOWER["round"] = _rounding("Round")  # half to even, as numpy.rint
+
+
+@register("trunc")
+def _trunc(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # ONNX has no Trunc: Floor(|x|) with x's sign put back by multiplying by +-1 (exact;
+    # -0.5 and -0.0 give -0.0, NaN and inf pass). A Where between Ceil and Floor would lose
+    # the -0.0 (onnxruntime's float Where returns +0.0 for a selected -0.0).
+    x = args[0]
+    if x.dtype.kind is not Kind.float:
+        return x  # integers are unchanged
+    f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    xf = b.cast(x, f)
+    r = b.elementwise("Floor", [b.elementwise("Abs", [xf])])
+    s = b.elementwise("Where", [b.scalar(-1.0, f), b.scalar(1.0, f)],
+                      fixed=[b.signbit(xf).name], bits=True)  # fmt: skip
+    return b.cast(b.elementwise("Mul", [r, s]), x.dtype)
+
+
+def _float_test(onnx_op: str) -> Lowering:
+    # IsNaN/IsInf have kernels for every float dtype on both targets; an integer is never
+    # NaN or inf: Not(Equal(x, x)) is all False, of x's shape
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x = args[0]
+        if x.dtype.kind is Kind.float:
+            return b.elementwise(onnx_op, [x], result_bool=True)
+        same = b.elementwise("Equal", [x, x], result_bool=True)
+        return b.node("Not", [same.name], T.bool)
+
+    return lower
+
+
+LOWER["is_nan"] = _float_test("IsNaN")
+LOWER["is_inf"] = _float_test("IsInf")
+
+
+@register("clip")
+def _clip(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # minimum(maximum(x, min), max) through those ops' lowerings (exact: NaN propagates,
+    # ties go to the bound). ONNX Clip takes scalar bounds only, and onnxruntime's float
+    # Clip does not propagate a NaN bound; its results on NaN x are not specified.
+    r, k = args[0], 1
+    if node.attrs["has_min"]:
+        r, k = LOWER["maximum"](b, node, [r, args[k]], dims), k + 1
+    if node.attrs["has_max"]:
+        r = LOWER["minimum"](b, node, [r, args[k]], dims)
+    return r
