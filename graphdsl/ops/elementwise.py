@@ -180,7 +180,13 @@ def _int_pow(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
         return _int_pow(a, b)
-    return np.asarray(np.power(a, b))
+    # C's pow, which ONNX's Pow follows: numpy computes a scalar (or broadcast) exponent of
+    # 0.5 as sqrt, so that (-inf) ** 0.5 is NaN, not inf, and (-0.0) ** 0.5 is -0.0, not
+    # 0.0; with a full, flat exponent array it runs its pow loop
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    base = np.broadcast_to(a, shape).reshape(-1)
+    exponent = np.array(np.broadcast_to(b, shape)).reshape(-1)
+    return np.asarray(np.power(base, exponent).reshape(shape))
 
 
 define(pow, elementwise(NUMERIC), np_impl(_pow), "numeric")
