@@ -171,7 +171,8 @@ def build_cases() -> list[Case]:
     )
     for op in [
         "Neg", "Abs", "Sign", "Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh", "Sigmoid", "Relu",
-        "Floor", "Ceil", "Round", "Reciprocal", "Not", "BitwiseNot", "Identity",
+        "Floor", "Ceil", "Round", "Reciprocal", "Not", "BitwiseNot", "Identity", "Erf", "Tan",
+        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Atanh",
     ]:  # fmt: skip
         cases.append(Case(op, op, x))
     for op in ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]:

@@ -69,7 +69,9 @@ def test_cpu_provenance() -> None:
     assert (prov["opset"], prov["ir_version"]) == (21, 10)
     assert prov["graph_optimizations"] == "disabled"
     assert datetime.date.fromisoformat(prov["date"])
-    assert prov["onnxruntime"] == "1.31.1" and prov["onnx"] == "1.23.2"
+    # measured on an onnxruntime that pyproject.toml admits (onnxruntime>=1.31)
+    measured = tuple(int(p) for p in prov["onnxruntime"].split(".")[:2])
+    assert measured >= (1, 31) and prov["onnx"] == "1.23.2"
     assert prov["excluded_run_errors"] == ["Mod[FLOAT16]", "Mod[FLOAT]", "Mod[DOUBLE]"]
     assert prov["notes"] and all(isinstance(n, str) for n in prov["notes"])
 
