@@ -6,6 +6,7 @@ shows its type, with ``?`` on ambiguous ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,21 +37,22 @@ def format_attrs(node: Symbol) -> str:
     return ", ".join(parts)
 
 
-class _Namer:
-    def __init__(self, graph: Graph) -> None:
-        self.names: dict[int, str] = {id(s): f"%{s.attrs['name']}" for s in graph.inputs}
-        self.count = 0
+def _namer(graph: Graph) -> Callable[[Symbol], str]:
+    """The IR's value names (:func:`~graphdsl.graph.value_names`); a value that is no node of
+    ``graph`` (in a graph corrupted by hand) is numbered after them when first printed."""
+    names = value_names(graph)
 
-    def __call__(self, s: Symbol) -> str:
-        name = self.names.get(id(s))
-        if name is None:
-            name = self.names[id(s)] = f"%{self.count}"
-            self.count += 1
-        return name
+    def name(s: Symbol) -> str:
+        hit = names.get(id(s))
+        if hit is None:
+            hit = names[id(s)] = f"%{len(names) - len(graph.inputs)}"
+        return hit
+
+    return name
 
 
 def format_graph(graph: Graph) -> str:
-    name = _Namer(graph)
+    name = _namer(graph)
     head = ", ".join(f"{name(s)}: {s.type}" for s in graph.inputs)
     lines = [f"graph {graph.name}({head}) {{"]
     for node in graph.nodes:
@@ -71,7 +73,7 @@ def format_graph(graph: Graph) -> str:
 
 def to_dot(graph: Graph) -> str:
     """Graphviz dot; Cast nodes are orange, literals and constants grey."""
-    name = _Namer(graph)
+    name = _namer(graph)
     lines = [f'digraph "{graph.name}" {{', "  rankdir=TB;", "  node [shape=box, style=rounded];"]
     for node in graph.nodes:
         n = name(node)
