@@ -29,6 +29,7 @@ __all__ = [
     "format_shape",
     "normalize_axes",
     "normalize_axis",
+    "render_dim",
     "shape_of",
     "sum_dims",
 ]
@@ -166,10 +167,10 @@ def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
         coef = coef * c if sign > 0 else coef / c
         for k, v in n.items():
             names[k] += sign * v
-    return _render(coef, names)
+    return render_dim(coef, names)
 
 
-def _render(coef: Fraction, names: Counter[str]) -> Dim:
+def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
     """coef * product of names (negative counts divide), written in lowest terms."""
     up = [k for k, v in names.items() for _ in range(v)]
     down = [k for k, v in names.items() for _ in range(-v)]
@@ -195,9 +196,9 @@ def sum_dims(dims: Sequence[Dim]) -> Dim:
             key = frozenset((k, v) for k, v in names.items() if v)
             terms[key] = terms.get(key, Fraction(0)) + coef
     constant = terms.pop(frozenset(), Fraction(0))
-    parts = [str(_render(c, Counter(dict(k)))) for k, c in terms.items() if c]
+    parts = [str(render_dim(c, Counter(dict(k)))) for k, c in terms.items() if c]
     if constant or not parts:
-        parts.append(str(_render(constant, Counter())) if constant else "0")
+        parts.append(str(render_dim(constant, Counter())) if constant else "0")
     if len(parts) == 1 and parts[0].lstrip("-").isdigit():
         return int(parts[0])
     return "+".join(parts)

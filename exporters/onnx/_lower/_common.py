@@ -8,14 +8,12 @@ caller asserts it). Results equal ``graphdsl.evaluate``: see each rewrite's comm
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
-from fractions import Fraction
 
 from exporters.onnx._builder import Builder, V
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
-from graphdsl.shapes import derived_dim, dim_terms
+from graphdsl.shapes import dim_terms, render_dim
 
 __all__ = ["LOWER", "Lowering", "SymbolicDims", "T", "register", "simple"]
 
@@ -67,7 +65,7 @@ class SymbolicDims:
         terms = dim_terms(d)
         if len(terms) > 1:
             parts = [self._dim(str(t)) if isinstance(t, str) else self.b.int64s([t])
-                     for t in (_term_dim(c, n) for c, n in terms)]  # fmt: skip
+                     for t in (render_dim(c, n) for c, n in terms)]  # fmt: skip
             value = parts[0]
             for part in parts[1:]:
                 value = self.b.node("Add", [value, part], T.int64).name
@@ -88,13 +86,6 @@ class SymbolicDims:
             value = self.b.node("Div", [value, self.b.int64s([divisor])], T.int64).name
         self._cache[d] = value
         return value
-
-
-def _term_dim(coef: Fraction, names: Counter[str]) -> int | str:
-    """One term of a sum of products, as a dimension (``n*2``, ``3``)."""
-    num = [n for n, k in names.items() for _ in range(k)]
-    den = [n for n, k in names.items() for _ in range(-k)]
-    return derived_dim([*num, coef.numerator], [*den, coef.denominator])
 
 
 def register(*names: str) -> Callable[[Lowering], Lowering]:
