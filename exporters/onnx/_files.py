@@ -13,7 +13,8 @@ import contextlib
 import os
 import secrets
 
-from onnx import ModelProto, TensorProto
+import numpy as np
+from onnx import ModelProto, TensorProto, helper
 
 __all__ = ["ModelFiles", "external_data_problem", "file_stamp", "writes"]
 
@@ -71,14 +72,6 @@ def file_stamp(path: str) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
 
 
-_ITEMSIZE = {
-    TensorProto.BOOL: 1, TensorProto.INT8: 1, TensorProto.UINT8: 1, TensorProto.INT16: 2,
-    TensorProto.UINT16: 2, TensorProto.FLOAT16: 2, TensorProto.BFLOAT16: 2, TensorProto.INT32: 4,
-    TensorProto.UINT32: 4, TensorProto.FLOAT: 4, TensorProto.INT64: 8, TensorProto.UINT64: 8,
-    TensorProto.DOUBLE: 8, TensorProto.FLOAT8E4M3FN: 1, TensorProto.FLOAT8E5M2: 1,
-}  # fmt: skip
-
-
 def external_data_problem(model: ModelProto, folder: str) -> tuple[str, str] | None:
     """The first external tensor of ``model`` whose data file (relative to ``folder``) is
     missing or too short, as (what is wrong, what to do); None when every one is whole."""
@@ -104,7 +97,10 @@ def external_data_problem(model: ModelProto, folder: str) -> tuple[str, str] | N
         count = 1
         for d in t.dims:
             count *= d
-        length = int(info.get("length", str(count * _ITEMSIZE.get(t.data_type, 1))))
+        if "length" in info:
+            length = int(info["length"])
+        else:  # onnx's own element sizes
+            length = count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
         if offset + length > size:
             return (
                 f"the data file {path!r} holds {size} bytes, but tensor {t.name!r} needs bytes "
