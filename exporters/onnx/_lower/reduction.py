@@ -113,16 +113,6 @@ LOWER["max"] = _extremum("ReduceMax")
 LOWER["min"] = _extremum("ReduceMin")
 
 
-def _reduce(onnx_op: str) -> Lowering:
-    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-        axes = _axes(node)
-        if not axes:
-            return args[0]
-        return _reduce_axes(b, onnx_op, args[0], axes, _keepdims(node))
-
-    return lower
-
-
 @register("mean")
 def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x, axes, keep = args[0], _axes(node), _keepdims(node)
