@@ -129,6 +129,8 @@ class Case:
     attrs: dict[str, Any] = field(default_factory=dict)
     inits: list[onnx.TensorProto] = field(default_factory=list)
     node_inputs: list[str] | None = None  # defaults to input names followed by init names
+    extra_outputs: int = 0  # outputs after the first that the op must declare (TopK: indices)
+    out_shape: list[int] | None = None  # needed where the checker expands a function op
 
 
 A23 = [[1, 2, 3], [4, 5, 6]]
@@ -209,6 +211,51 @@ def build_cases() -> list[Case]:
     cases.append(
         Case("Clip", "Clip", [("x", None, a23), ("lo", None, scalar(2)), ("hi", None, scalar(5))])
     )
+    # indexing, scans, selection and norms (transformer ops)
+    idx = ("i", "INT64", lambda _: arr([[1, 0], [0, 1]], "INT64"))
+    cases.append(Case("Gather", "Gather", [("x", None, a23), idx], attrs={"axis": 1}))
+    cases.append(Case("GatherElements", "GatherElements", [("x", None, a23), idx],
+                      attrs={"axis": 1}))  # fmt: skip
+    cases.append(Case("GatherND", "GatherND", [("x", None, a23),
+                      ("i", "INT64", lambda _: arr([[1, 2], [0, 0]], "INT64"))]))  # fmt: skip
+    upd = ("u", None, lambda t: a23(t)[:, :2])
+    for red in ("none", "add"):
+        suffix = "" if red == "none" else "_add"
+        cases.append(Case(f"ScatterElements{suffix}", "ScatterElements",
+                          [("x", None, a23), idx, upd], attrs={"axis": 1, "reduction": red}))
+        cases.append(Case(f"ScatterND{suffix}", "ScatterND",
+                          [("x", None, a23), ("i", "INT64", lambda _: arr([[1], [0]], "INT64")),
+                           ("u", None, lambda t: a23(t)[::-1])], attrs={"reduction": red}))
+    cases.append(Case("Slice", "Slice", x, inits=[i64("starts", [1]), i64("ends", [3]),
+                                                 i64("axes", [1])]))  # fmt: skip
+    cases.append(Case("Split", "Split", x, attrs={"axis": 1, "num_outputs": 1}))
+    cases.append(Case("Tile", "Tile", x, inits=[i64("repeats", [2, 1])]))
+    cases.append(Case("Trilu", "Trilu", x, attrs={"upper": 0}))
+    cases.append(Case("Range", "Range", [("s", None, scalar(0)), ("e", None, scalar(3)),
+                                         ("d", None, scalar(1))]))  # fmt: skip
+    cases.append(Case("OneHot", "OneHot",
+                      [("i", None, lambda t: arr([0, 2, 1], t)),
+                       ("depth", "INT64", lambda _: arr(3, "INT64")),
+                       ("v", "FLOAT", lambda _: arr([0, 1], "FLOAT"))], out_type="FLOAT"))
+    cases.append(Case("ArgMin", "ArgMin", x, out_type="INT64", attrs={"axis": 1, "keepdims": 1}))
+    cases.append(Case("TopK", "TopK", x, inits=[i64("k", [2])], attrs={"axis": 1},
+                      extra_outputs=1))  # fmt: skip
+    cases.append(Case("CumSum", "CumSum", x, inits=[i64("axis", [1])]))
+    cases.append(Case("ReduceLogSumExp", "ReduceLogSumExp", x, attrs={"keepdims": 1},
+                      inits=[i64("axes", [1])]))  # fmt: skip
+    cases.append(Case("LogSoftmax", "LogSoftmax", x, attrs={"axis": -1}))
+    cases.append(Case("LayerNormalization", "LayerNormalization",
+                      [("x", None, a23), ("g", None, lambda t: arr([1, 2, 1], t)),
+                       ("b", None, lambda t: arr([0, 1, 0], t))], attrs={"axis": -1}))
+    for approx in ("none", "tanh"):
+        cases.append(Case("Gelu" if approx == "none" else "Gelu_tanh", "Gelu", x,
+                          attrs={"approximate": approx}))  # fmt: skip
+    cases.append(Case("GroupNormalization", "GroupNormalization",
+                      [("x", None, lambda t: a23(t).reshape(1, 2, 3)),
+                       ("g", None, lambda t: arr([1, 2], t)),
+                       ("b", None, lambda t: arr([0, 1], t))], attrs={"num_groups": 2},
+                      out_shape=[1, 2, 3]))
+    cases.append(Case("Shape", "Shape", x, out_type="INT64"))
     return cases
 
 
@@ -220,8 +267,9 @@ def build_model(case: Case, t: str) -> onnx.ModelProto:
         ins.append(helper.make_tensor_value_info(name, elem(ty or t), shape))
         names.append(name)
     node_inputs = case.node_inputs or names + [i.name for i in case.inits]
-    node = helper.make_node(case.op, node_inputs, ["out"], **case.attrs)
-    out = helper.make_tensor_value_info("out", elem(case.out_type or t), None)
+    extra = [f"out{k + 1}" for k in range(case.extra_outputs)]
+    node = helper.make_node(case.op, node_inputs, ["out", *extra], **case.attrs)
+    out = helper.make_tensor_value_info("out", elem(case.out_type or t), case.out_shape)
     graph = helper.make_graph([node], "probe", ins, [out], initializer=case.inits)
     return helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
