@@ -221,11 +221,26 @@ def build_cases() -> list[Case]:
     upd = ("u", None, lambda t: a23(t)[:, :2])
     for red in ("none", "add"):
         suffix = "" if red == "none" else "_add"
-        cases.append(Case(f"ScatterElements{suffix}", "ScatterElements",
-                          [("x", None, a23), idx, upd], attrs={"axis": 1, "reduction": red}))
-        cases.append(Case(f"ScatterND{suffix}", "ScatterND",
-                          [("x", None, a23), ("i", "INT64", lambda _: arr([[1], [0]], "INT64")),
-                           ("u", None, lambda t: a23(t)[::-1])], attrs={"reduction": red}))
+        cases.append(
+            Case(
+                f"ScatterElements{suffix}",
+                "ScatterElements",
+                [("x", None, a23), idx, upd],
+                attrs={"axis": 1, "reduction": red},
+            )
+        )
+        cases.append(
+            Case(
+                f"ScatterND{suffix}",
+                "ScatterND",
+                [
+                    ("x", None, a23),
+                    ("i", "INT64", lambda _: arr([[1], [0]], "INT64")),
+                    ("u", None, lambda t: a23(t)[::-1]),
+                ],
+                attrs={"reduction": red},
+            )
+        )
     cases.append(Case("Slice", "Slice", x, inits=[i64("starts", [1]), i64("ends", [3]),
                                                  i64("axes", [1])]))  # fmt: skip
     cases.append(Case("Split", "Split", x, attrs={"axis": 1, "num_outputs": 1}))
@@ -233,10 +248,18 @@ def build_cases() -> list[Case]:
     cases.append(Case("Trilu", "Trilu", x, attrs={"upper": 0}))
     cases.append(Case("Range", "Range", [("s", None, scalar(0)), ("e", None, scalar(3)),
                                          ("d", None, scalar(1))]))  # fmt: skip
-    cases.append(Case("OneHot", "OneHot",
-                      [("i", None, lambda t: arr([0, 2, 1], t)),
-                       ("depth", "INT64", lambda _: arr(3, "INT64")),
-                       ("v", "FLOAT", lambda _: arr([0, 1], "FLOAT"))], out_type="FLOAT"))
+    cases.append(
+        Case(
+            "OneHot",
+            "OneHot",
+            [
+                ("i", None, lambda t: arr([0, 2, 1], t)),
+                ("depth", "INT64", lambda _: arr(3, "INT64")),
+                ("v", "FLOAT", lambda _: arr([0, 1], "FLOAT")),
+            ],
+            out_type="FLOAT",
+        )
+    )
     cases.append(Case("ArgMin", "ArgMin", x, out_type="INT64", attrs={"axis": 1, "keepdims": 1}))
     cases.append(Case("TopK", "TopK", x, inits=[i64("k", [2])], attrs={"axis": 1},
                       extra_outputs=1))  # fmt: skip
@@ -244,17 +267,34 @@ def build_cases() -> list[Case]:
     cases.append(Case("ReduceLogSumExp", "ReduceLogSumExp", x, attrs={"keepdims": 1},
                       inits=[i64("axes", [1])]))  # fmt: skip
     cases.append(Case("LogSoftmax", "LogSoftmax", x, attrs={"axis": -1}))
-    cases.append(Case("LayerNormalization", "LayerNormalization",
-                      [("x", None, a23), ("g", None, lambda t: arr([1, 2, 1], t)),
-                       ("b", None, lambda t: arr([0, 1, 0], t))], attrs={"axis": -1}))
+    cases.append(
+        Case(
+            "LayerNormalization",
+            "LayerNormalization",
+            [
+                ("x", None, a23),
+                ("g", None, lambda t: arr([1, 2, 1], t)),
+                ("b", None, lambda t: arr([0, 1, 0], t)),
+            ],
+            attrs={"axis": -1},
+        )
+    )
     for approx in ("none", "tanh"):
         cases.append(Case("Gelu" if approx == "none" else "Gelu_tanh", "Gelu", x,
                           attrs={"approximate": approx}))  # fmt: skip
-    cases.append(Case("GroupNormalization", "GroupNormalization",
-                      [("x", None, lambda t: a23(t).reshape(1, 2, 3)),
-                       ("g", None, lambda t: arr([1, 2], t)),
-                       ("b", None, lambda t: arr([0, 1], t))], attrs={"num_groups": 2},
-                      out_shape=[1, 2, 3]))
+    cases.append(
+        Case(
+            "GroupNormalization",
+            "GroupNormalization",
+            [
+                ("x", None, lambda t: a23(t).reshape(1, 2, 3)),
+                ("g", None, lambda t: arr([1, 2], t)),
+                ("b", None, lambda t: arr([0, 1], t)),
+            ],
+            attrs={"num_groups": 2},
+            out_shape=[1, 2, 3],
+        )
+    )
     cases.append(Case("Shape", "Shape", x, out_type="INT64"))
     return cases
 
