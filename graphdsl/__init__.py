@@ -9,6 +9,7 @@ from graphdsl.builtin_policies import implicit_cast_type, policy, policy_names
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
 from graphdsl.evaluate import evaluate
 from graphdsl.graph import Graph, GraphError, OpTypeError, Symbol, TensorType
+from graphdsl.types import IndexRangeError
 from graphdsl.inputs import InputError
 from graphdsl.lattice import Lattice, LatticeError, Weak
 from graphdsl.literals import LiteralError
@@ -30,6 +31,7 @@ __all__ = [
     "DTypeError",
     "Graph",
     "GraphError",
+    "IndexRangeError",
     "InputError",
     "Kind",
     "Lattice",

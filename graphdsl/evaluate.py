@@ -25,6 +25,7 @@ from graphdsl.inputs import bind_inputs
 from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import apply_op, run_node
 from graphdsl.shapes import ShapeError
+from graphdsl.types import IndexRangeError
 from graphdsl.verify import verify
 
 __all__ = ["apply_op", "evaluate", "run_node"]
@@ -61,3 +62,5 @@ def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.n
         return run_node(node, [env[id(i)] for i in node.inputs], dims)
     except ShapeError as e:  # a size the static types leave open, wrong for these inputs
         raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
+    except IndexRangeError as e:  # an index the data puts outside its axis
+        raise IndexRangeError(f"{node.op} (at {node.loc}): {e}") from None

@@ -31,7 +31,7 @@ from graphdsl.literals import LiteralError, literal_fix, literal_problem
 from graphdsl.opdef import OPS
 from graphdsl.policies import Policy, PromotionError
 from graphdsl.shapes import ShapeError
-from graphdsl.symbol import Operand, Scalar, Symbol
+from graphdsl.symbol import Operand, Scalar, Symbol, _extension, register_extension
 from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
 
 __all__ = [
@@ -73,14 +73,20 @@ _Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 
 
 def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
-    """Build ``op`` in the graph of its first Symbol operand."""
+    """Build ``op`` in the graph of its first Symbol operand (or the ``with`` block's graph)."""
     for a in args:
         if isinstance(a, Symbol):
             return a.graph._apply(op, args, attrs)
+    if _CURRENT:
+        return _CURRENT[-1]._apply(op, args, attrs)
     raise OpTypeError(
-        f"{op}: no operand is a Symbol, so there is no graph to build in; make a constant "
-        "first with g.constant(...) or g.scalar(...)"
+        f"{op}: no operand is a Symbol, so there is no graph to build in; build it inside "
+        "`with graph:` (MAX's style), or make a constant first with g.constant(...)"
     )
+
+
+# the graphs of the enclosing ``with`` blocks, innermost last
+_CURRENT: list[Graph] = []
 
 
 class _ScalarFactory:
@@ -156,10 +162,13 @@ class Graph:
 
     # -- context manager
     def __enter__(self) -> Graph:
+        """``with Graph(...) as g:`` makes ``g`` the graph that ops without a Symbol operand
+        (``gd.ops.range(0, 'seq')``) build in, as MAX's ``with Graph(...)`` does."""
+        _CURRENT.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        _CURRENT.remove(self)
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
@@ -414,24 +423,3 @@ def value_names(graph: Graph) -> dict[int, str]:
 _get_policy = policy
 # called with each new Graph (graphdsl._scripts collects the graphs a script builds)
 _ON_CREATE: list[Callable[[Graph], None]] = []
-
-# Conveniences of a Graph that belong to higher layers (printing, verification, passes) are
-# registered by the modules that provide them, so that the IR imports nothing above itself
-# (as JAX's core defines a Primitive and lax registers its rules); ``import graphdsl`` loads
-# every one.
-_EXTENSIONS: dict[str, Callable[..., Any]] = {}
-
-
-def register_extension(name: str, fn: Callable[..., Any]) -> None:
-    """Provide ``name`` ("format", "to_dot", "verify", "explain", "copy", "warn_lossy")."""
-    _EXTENSIONS[name] = fn
-
-
-def _extension(name: str) -> Callable[..., Any]:
-    fn = _EXTENSIONS.get(name)
-    if fn is None:
-        raise GraphError(
-            f"{name!r} is provided by a graphdsl module that is not loaded; `import graphdsl` "
-            "loads them all"
-        )
-    return fn

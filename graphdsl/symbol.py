@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from graphdsl._source import Location
 from graphdsl.dtypes import DType, dtype
-from graphdsl.shapes import Shape
-from graphdsl.types import TensorType
+from graphdsl.shapes import Dim, Shape, derived_dim, normalize_axis
+from graphdsl.types import GraphError, TensorType
 
 if TYPE_CHECKING:  # the graph imports this module; symbols only call their graph's methods
     from graphdsl.graph import Graph
 
-__all__ = ["Operand", "Scalar", "Symbol"]
+__all__ = ["Operand", "Scalar", "Symbol", "register_extension"]
 
 Scalar = bool | int | float | complex
 
@@ -82,6 +83,51 @@ class Symbol:
     def cast(self, to: DType | str) -> Symbol:
         """Explicit conversion (``gd.ops.cast``)."""
         return self.graph._apply("cast", (self,), {"to": dtype(to)})
+
+    # -- MAX's TensorValue methods (numpy's and PyTorch's names where they agree)
+    def __getitem__(self, index: Any) -> Symbol:
+        """numpy/MAX indexing: ints, slices (negative bounds and steps), ``None``, ``...``,
+        and one integer Symbol or array (a gather): see :func:`graphdsl.ops.slice_tensor`."""
+        return _extension("getitem")(self, index)  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Any:
+        raise TypeError(
+            "a Symbol is not iterable at graph-build time; index it (x[0]) or split it "
+            "(gd.ops.split)"
+        )
+
+    @property
+    def T(self) -> Symbol:
+        """The last two axes swapped, as MAX's ``TensorValue.T`` (numpy's ``.T`` for rank 2;
+        numpy reverses every axis of a higher rank). A value of rank < 2 is its own."""
+        if self.rank < 2:
+            return self
+        return self.transpose(-2, -1)
+
+    def reshape(self, *shape: Any) -> Symbol:
+        """``gd.ops.reshape``: ``x.reshape(2, -1)`` or ``x.reshape((2, -1))``."""
+        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return self.graph._apply("reshape", (self,), {"shape": tuple(dims)})
+
+    def transpose(self, dim_1: int, dim_2: int) -> Symbol:
+        """Swap two axes, as MAX's ``TensorValue.transpose`` and PyTorch (not numpy's
+        permutation: use :meth:`permute` for that)."""
+        perm = _swap(self.rank, dim_1, dim_2)
+        return self.graph._apply("transpose", (self,), {"perm": perm})
+
+    def permute(self, *dims: Any) -> Symbol:
+        """Reorder the axes: ``x.permute(0, 2, 1, 3)`` or ``x.permute([0, 2, 1, 3])``."""
+        perm = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        return self.graph._apply("transpose", (self,), {"perm": tuple(perm)})
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Symbol:
+        """Merge axes ``start_dim..end_dim`` (inclusive) into one, as MAX and PyTorch."""
+        shape = _flattened(self.shape, start_dim, end_dim)
+        return self.graph._apply("reshape", (self,), {"shape": shape})
+
+    def broadcast_to(self, shape: Sequence[int | str]) -> Symbol:
+        """``gd.ops.broadcast_to``."""
+        return self.graph._apply("broadcast_to", (self,), {"shape": tuple(shape)})
 
     # -- operators: all build nodes through gd.ops
     def __add__(self, o: Operand) -> Symbol:
@@ -182,3 +228,49 @@ class Symbol:
 
 
 Operand = Symbol | Scalar | np.ndarray | np.generic
+
+
+def _swap(rank: int, dim_1: int, dim_2: int) -> tuple[int, ...]:
+    """The permutation that swaps two axes of a value of ``rank``."""
+    a = normalize_axis(dim_1, rank, "dim_1")
+    b = normalize_axis(dim_2, rank, "dim_2")
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+def _flattened(shape: Shape, start_dim: int, end_dim: int) -> tuple[Dim, ...]:
+    """``shape`` with axes ``start_dim..end_dim`` merged (a scalar flattens to one element)."""
+    if not shape:
+        return (1,)
+    lo = normalize_axis(start_dim, len(shape), "start_dim")
+    hi = normalize_axis(end_dim, len(shape), "end_dim")
+    if hi < lo:
+        raise GraphError(
+            f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for a value of "
+            f"rank {len(shape)}; give start_dim <= end_dim"
+        )
+    return (*shape[:lo], derived_dim(shape[lo : hi + 1], ()), *shape[hi + 1 :])
+
+
+# Conveniences of a Graph or Symbol that belong to higher layers (printing, verification,
+# passes, indexing) are registered by the modules that provide them, so that the IR imports
+# nothing above itself (as JAX's core defines a Primitive and lax registers its rules);
+# ``import graphdsl`` loads every one.
+_EXTENSIONS: dict[str, Callable[..., Any]] = {}
+
+
+def register_extension(name: str, fn: Callable[..., Any]) -> None:
+    """Provide ``name`` ("format", "to_dot", "verify", "explain", "copy", "warn_lossy",
+    "getitem")."""
+    _EXTENSIONS[name] = fn
+
+
+def _extension(name: str) -> Callable[..., Any]:
+    fn = _EXTENSIONS.get(name)
+    if fn is None:
+        raise GraphError(
+            f"{name!r} is provided by a graphdsl module that is not loaded; `import graphdsl` "
+            "loads them all"
+        )
+    return fn

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from graphdsl.dtypes import DType, dtype
 from graphdsl.shapes import Shape, shape_of
 
-__all__ = ["GraphError", "OpTypeError", "TensorType", "as_type"]
+__all__ = ["GraphError", "IndexRangeError", "OpTypeError", "TensorType", "as_type"]
 
 
 class GraphError(ValueError):
@@ -21,6 +21,10 @@ class GraphError(ValueError):
 
 class OpTypeError(TypeError):
     """An op given operand dtypes it does not accept."""
+
+
+class IndexRangeError(IndexError):
+    """An index outside the axis it indexes (found when building, or when evaluating)."""
 
 
 class TensorType(NamedTuple):

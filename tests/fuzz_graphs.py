@@ -87,6 +87,8 @@ UNARY = ["negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
          "cosh", "log1p", "expm1", "atanh", "atan", "asin", "acos"]  # fmt: skip
 REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
+INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "scatter_nd_add",
+             "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
@@ -99,7 +101,9 @@ ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax"})
 # float16/bfloat16/float32/float64).
 PASSTHROUGH = frozenset({"negative", "abs", "relu", "maximum", "minimum", "max", "min", "clip",
                          "reshape", "transpose", "broadcast_to", "concat", "expand_dims",
-                         "squeeze", "where", "cast"})  # fmt: skip
+                         "squeeze", "where", "cast", "gather", "gather_nd", "scatter",
+                         "scatter_nd", "slice_tensor", "band_part", "split",
+                         "tile"})  # fmt: skip
 
 Scalar = bool | int | float
 
@@ -722,7 +726,130 @@ def _step(b: _Builder, op: str) -> None:
             if all(sym is not v.sym for v in b.values):  # a symbol of that dtype comes back as is
                 b.add(sym, f"gd.ops.implicit_cast({a.code}, {c.code})[{k}]")
         return
+    if family == "index":
+        _index_step(b, op)
+        return
     _shape_step(b, op)
+
+
+INDEX_DTYPES = [T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32, T.uint64]
+
+
+def _indices(b: _Builder, size: int, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
+    """A constant of random indices into an axis of ``size`` (negative ones when signed)."""
+    d = b.dtype(INDEX_DTYPES)
+    rng = np.random.default_rng(b.seed())
+    low = 0 if d.kind is gd.Kind.unsigned else -size
+    arr = rng.integers(low, size, size=shape).astype(d.np)
+    return arr, _arr_code(arr, d)
+
+
+def _index_step(b: _Builder, op: str) -> None:
+    """The indexing ops, with indices in range (the static axes only: a symbolic one may be
+    bound to 0 at run time)."""
+    g = b.g
+    static = lambda v: all(isinstance(d, int) for d in v.sym.shape)  # noqa: E731
+    if op == "range":
+        start, stop = b.pick([0, 1, -2, 3]), b.pick([0, 4, -3, 6])
+        step = b.pick([1, 2, -1, -2])
+        d = b.dtype([t for t in COMMON_DTYPES if t is not T.bool])
+        with g:
+            if b.chance(0.3) and isinstance(b.base[0], str):
+                sym, code = gd.ops.range(0, b.base[0], dtype=d), f"0, {b.base[0]!r}"
+            else:
+                sym, code = gd.ops.range(start, stop, step, dtype=d), f"{start}, {stop}, {step}"
+        b.add(sym, f'gd.ops.range({code}, dtype=gd.{d.name})  # inside "with g:"')
+        return
+    a = b.value(where=lambda v: v.sym.rank >= (2 if op == "band_part" else 1))
+    if a is None:
+        assume(False)
+        return
+    s = a.sym
+    shape = tuple(s.shape)
+    axes = [i for i, d in enumerate(shape) if isinstance(d, int) and d > 0]
+    if op == "slice_tensor":
+        key: list[Any] = []
+        for d in shape:
+            if isinstance(d, int) and b.chance(0.7):
+                if d and b.chance(0.3):
+                    key.append(b.draw(st.integers(-d, d - 1)))
+                    continue
+                lo = b.pick([None, 0, 1, -1, -d - 2, d + 1])
+                hi = b.pick([None, 0, 2, -1, -d - 1, d + 3])
+                key.append(slice(lo, hi, b.pick([None, 1, 2, -1, -3])))
+            else:
+                key.append(slice(None, None, b.pick([None, -1])))
+        if b.chance(0.3):
+            key.insert(b.draw(st.integers(0, len(key))), None)
+        if b.chance(0.2) and key:
+            key[b.draw(st.integers(0, len(key) - 1))] = Ellipsis
+        idx = tuple(key)
+        b.add(s[idx], f"{a.code}[{idx!r}]".replace("Ellipsis", "..."))
+    elif op == "band_part":
+        lo, hi = b.pick([None, 0, 1, 3]), b.pick([None, 0, 2])
+        ex = b.chance(0.2)
+        b.add(gd.ops.band_part(s, lo, hi, exclude=ex),
+              f"gd.ops.band_part({a.code}, {lo}, {hi}, exclude={ex})")  # fmt: skip
+    elif op == "tile":
+        reps = tuple(b.pick([1, 2, 0]) if b.chance(0.8) else 1 for _ in shape)
+        b.add(gd.ops.tile(s, reps), f"gd.ops.tile({a.code}, {reps!r})")
+    elif op == "split":
+        if not axes:
+            assume(False)
+            return
+        ax = b.pick(axes)
+        d = int(shape[ax])
+        cut = b.draw(st.integers(0, d))
+        sizes = [cut, d - cut]
+        k = b.pick([0, 1])
+        b.add(gd.ops.split(s, sizes, axis=ax)[k], f"gd.ops.split({a.code}, {sizes}, {ax})[{k}]")
+    elif op == "gather":
+        if not axes:
+            assume(False)
+            return
+        ax = b.pick(axes)
+        arr, code = _indices(b, int(shape[ax]), b.pick([(2,), (3,), (2, 2), ()]))
+        if ax == 0 and arr.ndim and b.chance(0.4):
+            b.add(s[arr], f"{a.code}[{code}]")
+        else:
+            b.add(gd.ops.gather(s, arr, axis=ax), f"gd.ops.gather({a.code}, {code}, axis={ax})")
+    elif op == "gather_nd":
+        k = 0
+        while k < len(shape) and k < 2 and isinstance(shape[k], int) and shape[k] > 0:
+            k += 1
+        if k == 0:
+            assume(False)
+            return
+        k = b.draw(st.integers(1, k))
+        cols = [_indices(b, int(shape[c]), (3,))[0].astype(np.int64) for c in range(k)]
+        arr = np.stack(cols, axis=-1)
+        b.add(gd.ops.gather_nd(s, arr), f"gd.ops.gather_nd({a.code}, {_arr_code(arr, T.int64)})")
+    else:  # the scatters: every dimension static (indices and updates are constants)
+        adding = op.endswith("_add")
+        x = b.value(exact=adding, where=lambda v: v.sym.rank >= 1 and static(v)
+                    and 0 not in v.sym.shape)  # fmt: skip
+        if x is None:
+            assume(False)
+            return
+        xs = tuple(int(d) for d in x.sym.shape)
+        ud = b.dtype([t for t in COMMON_DTYPES if not (adding and t is T.bool)])
+        if op.startswith("scatter_nd"):
+            k = b.draw(st.integers(1, len(xs)))
+            m = b.pick([1, 2, 3])
+            cols = [_indices(b, xs[c], (m,))[0].astype(np.int64) for c in range(k)]
+            idx = np.stack(cols, axis=-1)
+            upd, ucode = b.constant(ud, (m, *xs[k:]))
+            fn = getattr(gd.ops, op)
+            b.add(fn(x.sym, upd, idx),
+                  f"gd.ops.{op}({x.code}, {ucode}, {_arr_code(idx, T.int64)})")  # fmt: skip
+        else:
+            ax = b.draw(st.integers(0, len(xs) - 1))
+            ishape = tuple(b.draw(st.integers(1, n)) for n in xs)
+            idx, icode = _indices(b, xs[ax], ishape)
+            upd, ucode = b.constant(ud, ishape)
+            fn = getattr(gd.ops, op)
+            b.add(fn(x.sym, upd, idx, axis=ax),
+                  f"gd.ops.{op}({x.code}, {ucode}, {icode}, axis={ax})")  # fmt: skip
 
 
 def _shape_step(b: _Builder, op: str) -> None:
@@ -807,6 +934,7 @@ FAMILY: dict[str, str] = {
     **{op: "unary" for op in UNARY if op not in ("bitwise_not", "logical_not")},
     **{op: "reduce" for op in REDUCTIONS},
     **{op: "shape" for op in SHAPE_OPS},
+    **{op: "index" for op in INDEX_OPS},
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
 }  # fmt: skip

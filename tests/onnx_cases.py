@@ -58,9 +58,37 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops["concat"] = (2, lambda s: gd.ops.concat([s[0], s[1]], axis=1))
     ops["expand_dims"] = (1, lambda s: gd.ops.expand_dims(s[0], 0))
     ops["squeeze"] = (1, lambda s: gd.ops.squeeze(gd.ops.expand_dims(s[0], 1), 1))
+    # indexing: index operands of several integer dtypes, negative and repeated entries
+    ops.update(_indexing_cases())
     for to in DTYPES:
         ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
     return ops
+
+
+def _indexing_cases() -> dict[str, tuple[int, Build]]:
+    i64, i32, u8 = np.int64, np.int32, np.uint8
+    cols = np.array([[1, -4, 3, 0], [3, 0, 0, 1]], i64)  # a column repeated: the last wins
+    return {
+        "gather": (1, lambda s: gd.ops.gather(s[0], np.array([3, -1, 0, 5, 3], i64))),
+        "gather_axis1": (1, lambda s: gd.ops.gather(s[0], np.array([[1, -4], [3, 0]], i32),
+                                                    axis=1)),
+        "gather_nd": (1, lambda s: gd.ops.gather_nd(s[0], np.array([[0, 1], [5, 3]], u8))),
+        "gather_nd_negative": (1, lambda s: gd.ops.gather_nd(s[0], np.array([[-1, -4]], i64))),
+        "scatter": (2, lambda s: gd.ops.scatter(s[0], s[1][:2], cols, axis=1)),
+        "scatter_add": (2, lambda s: gd.ops.scatter_add(s[0], s[1][:2], cols, axis=1)),
+        "scatter_nd": (2, lambda s: gd.ops.scatter_nd(s[0], s[1][:2], np.array([[4], [-6]], i64))),
+        "scatter_nd_add": (2, lambda s: gd.ops.scatter_nd_add(s[0], s[1][:3],
+                                                              np.array([[4], [4], [0]], i32))),
+        "slice_tensor": (1, lambda s: s[0][1:5:2, ::-1]),
+        "slice_tensor_int": (1, lambda s: s[0][-1]),
+        "slice_tensor_mixed": (1, lambda s: s[0][None, 2, -3:]),
+        "range": (1, lambda s: gd.ops.range(2, -7, -3, dtype=s[0].dtype) + s[0][0, 0]),
+        "range_float": (1, lambda s: gd.ops.range(-1.5, 2.0, 0.25, dtype=s[0].dtype)),
+        "band_part": (1, lambda s: gd.ops.band_part(s[0], 1, 2)),
+        "band_part_exclude": (1, lambda s: gd.ops.band_part(s[0], 0, None, exclude=True)),
+        "split": (1, lambda s: gd.ops.split(s[0], [1, 3, 2])[1]),
+        "tile": (1, lambda s: gd.ops.tile(s[0], [2, 1])),
+    }
 
 
 CASES = _cases()

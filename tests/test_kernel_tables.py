@@ -97,7 +97,9 @@ def test_entries_the_exporter_relies_on() -> None:
     assert cpu.has("MatMul", "INT64")  # integer sums: a MatMul with ones where it exists
     assert cpu.has("Where", "INT32") and not cpu.has("Where", "BOOL")
     assert not cpu.has("Mod", "FLOAT") and cpu.has("Mod_fmod", "FLOAT")
-    assert cpu.has("Shape", "anything")  # structural ops need no table entry
+    # structural ops need no table entry; where the table measures one, it is the word
+    assert cpu.has("Scan", "anything") and cuda.has("Gather", "FLOAT8E4M3FN")
+    assert cpu.has("Gather", "FLOAT16") and not cpu.has("Gather", "FLOAT8E4M3FN")
     upcast = load_kernels("cpu").upcast_kernels
     assert upcast["Add"] == {"FLOAT16"}
     assert all(not types & cpu.kernels[op] for op, types in upcast.items())

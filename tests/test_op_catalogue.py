@@ -18,7 +18,17 @@ from graphdsl.opdef import OPS
 
 HELPERS = {"implicit_cast"}  # MAX's helper: builds casts, is no op of its own
 ALIASES = {"clamp": "clip"}  # second public names: the same function as the op's
-FAMILIES = ["activation", "cast", "elementwise", "logic", "nn", "reduction", "shape", "unary"]
+# public functions that build other ops (MAX's and PyTorch's names for compositions): no
+# node, lowering or matrix row of their own; each builds only the ops listed
+COMPOSITES = {
+    "chunk": {"split"}, "flatten": {"reshape"}, "one_hot": {"cast", "range", "expand_dims",
+    "equal"}, "outer": {"expand_dims", "mul"}, "permute": {"transpose"},
+    "repeat_interleave": {"reshape", "expand_dims", "broadcast_to"},
+    "stack": {"expand_dims", "concat"}, "tril": {"band_part"}, "triu": {"band_part"},
+    "unsqueeze": {"expand_dims"},
+}  # fmt: skip
+FAMILIES = ["activation", "cast", "elementwise", "indexing", "logic", "nn", "reduction",
+            "selection", "shape", "unary"]
 
 
 def missing_pieces(name: str) -> list[str]:
@@ -41,7 +51,9 @@ def missing_pieces(name: str) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize("name", sorted(set(gd.ops.__all__) - HELPERS - set(ALIASES)))
+@pytest.mark.parametrize(
+    "name", sorted(set(gd.ops.__all__) - HELPERS - set(ALIASES) - set(COMPOSITES))
+)
 def test_op_has_every_piece(name: str) -> None:
     assert missing_pieces(name) == [], f"gd.ops.{name} lacks: {missing_pieces(name)}"
 
@@ -53,7 +65,7 @@ def test_aliases_are_second_names_of_ops() -> None:
 
 
 def test_public_ops_are_the_registered_ones() -> None:
-    exported = set(gd.ops.__all__) - HELPERS - set(ALIASES)
+    exported = set(gd.ops.__all__) - HELPERS - set(ALIASES) - set(COMPOSITES)
     assert exported == set(OPS), (
         f"registered but not in gd.ops.__all__: {sorted(set(OPS) - exported)}; "
         f"in gd.ops.__all__ but not registered: {sorted(exported - set(OPS))}"
@@ -62,6 +74,7 @@ def test_public_ops_are_the_registered_ones() -> None:
     for family in FAMILIES:
         module = importlib.import_module(f"graphdsl.ops.{family}")
         by_module |= set(module.__all__) - {"cast_array"} - HELPERS - set(ALIASES)
+        by_module -= set(COMPOSITES)
     assert by_module == exported
     assert {op.family for op in OPS.values()} == set(FAMILIES)
 
@@ -69,3 +82,27 @@ def test_public_ops_are_the_registered_ones() -> None:
 def test_an_unknown_op_lacks_everything() -> None:
     # the check above can fail: an op defined nowhere misses all five pieces
     assert len(missing_pieces("frobnicate")) == 5
+
+
+def _built_ops(name: str) -> set[str]:
+    """The ops composite ``name`` builds on a small int32 input."""
+    g = gd.Graph("c", input_types={"x": gd.TensorType(gd.int32, (2, 3))})
+    (x,) = g.inputs
+    before = len(g.nodes)
+    calls = {
+        "chunk": lambda: gd.ops.chunk(x, 2, axis=1), "flatten": lambda: gd.ops.flatten(x),
+        "one_hot": lambda: gd.ops.one_hot(x, 4), "outer": lambda: gd.ops.outer(x[0], x[1]),
+        "permute": lambda: gd.ops.permute(x, [1, 0]),
+        "repeat_interleave": lambda: gd.ops.repeat_interleave(x, 2, axis=0),
+        "stack": lambda: gd.ops.stack([x, x]), "tril": lambda: gd.ops.tril(x),
+        "triu": lambda: gd.ops.triu(x), "unsqueeze": lambda: gd.ops.unsqueeze(x, 0),
+    }  # fmt: skip
+    calls[name]()
+    return {n.op for n in g.nodes[before:]} - {"slice_tensor", "literal"}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composites_build_only_their_ops_and_have_examples(name: str) -> None:
+    fn = getattr(gd.ops, name)
+    assert ">>>" in (fn.__doc__ or ""), f"gd.ops.{name} lacks a docstring example"
+    assert name not in OPS and _built_ops(name) == COMPOSITES[name]

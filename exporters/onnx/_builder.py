@@ -75,6 +75,8 @@ class Builder:
         self.context: object = ""  # the graphdsl node being lowered, for error messages
         self._compute: dict[tuple[str, DType, bool, bool], DType] = {}
         self.external: ExternalData | None = None
+        # lowerings that emit one ONNX node for several graphdsl nodes (Split, TopK) keep it here
+        self.memo: dict[tuple[Any, ...], Any] = {}
 
     # ------------------------------------------------------------------ basics
 

@@ -8,7 +8,8 @@ from exporters.onnx._kernels import load_kernels
 
 __all__ = ["TARGETS", "Target"]
 
-# Ops the lowering emits only on int64 shape data or as control flow; every provider has them.
+# Ops every provider has for int64 shape data and control flow: assumed where a table does
+# not list them (the CPU table measures Shape, Gather and Slice per element type)
 _STRUCTURAL = frozenset({"Shape", "Gather", "Scan", "ConstantOfShape", "Slice"})
 
 
@@ -19,9 +20,10 @@ class Target:
     provider: str
 
     def has(self, op: str, type_name: str) -> bool:
-        if op in _STRUCTURAL:
-            return True
-        return type_name in self.kernels.get(op, frozenset())
+        kernels = self.kernels.get(op)
+        if kernels is None:
+            return op in _STRUCTURAL
+        return type_name in kernels
 
     def has_cast(self, src: str, dst: str) -> bool:
         return f"{src}->{dst}" in self.kernels.get("Cast", frozenset())

@@ -7,7 +7,8 @@ Promotion follows the graph's policy and is decided when the node is built; the
 Families: :mod:`~graphdsl.ops.elementwise` (arithmetic), :mod:`~graphdsl.ops.logic`
 (comparisons, logic, bits, ``where``), :mod:`~graphdsl.ops.unary` (math, activations,
 rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental functions),
-:mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.nn`
+:mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
+(slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
@@ -33,7 +34,32 @@ from graphdsl.ops.activation import (
     tan,
 )
 from graphdsl.ops.cast import cast, implicit_cast
-from graphdsl.ops.elementwise import add, div, floordiv, maximum, minimum, mod, mul, pow, sub
+from graphdsl.ops.elementwise import (
+    add,
+    div,
+    floordiv,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    outer,
+    pow,
+    sub,
+)
+from graphdsl.ops.indexing import (
+    band_part,
+    gather,
+    gather_nd,
+    one_hot,
+    range,
+    scatter,
+    scatter_add,
+    scatter_nd,
+    scatter_nd_add,
+    slice_tensor,
+    tril,
+    triu,
+)
 from graphdsl.ops.logic import (
     bitwise_and,
     bitwise_not,
@@ -53,7 +79,22 @@ from graphdsl.ops.logic import (
 )
 from graphdsl.ops.nn import matmul, softmax
 from graphdsl.ops.reduction import max, mean, min, prod, sum
-from graphdsl.ops.shape import broadcast_to, concat, expand_dims, reshape, squeeze, transpose
+from graphdsl.ops.shape import (
+    broadcast_to,
+    chunk,
+    concat,
+    expand_dims,
+    flatten,
+    permute,
+    repeat_interleave,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    tile,
+    transpose,
+    unsqueeze,
+)
 from graphdsl.ops.unary import (
     abs,
     ceil,
@@ -84,6 +125,7 @@ __all__ = [
     "asin",
     "atan",
     "atanh",
+    "band_part",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -91,6 +133,7 @@ __all__ = [
     "broadcast_to",
     "cast",
     "ceil",
+    "chunk",
     "clamp",
     "clip",
     "concat",
@@ -101,8 +144,11 @@ __all__ = [
     "exp",
     "expand_dims",
     "expm1",
+    "flatten",
     "floor",
     "floordiv",
+    "gather",
+    "gather_nd",
     "greater",
     "greater_equal",
     "implicit_cast",
@@ -126,25 +172,41 @@ __all__ = [
     "mul",
     "negative",
     "not_equal",
+    "one_hot",
+    "outer",
+    "permute",
     "pow",
     "prod",
+    "range",
     "relu",
+    "repeat_interleave",
     "reshape",
     "round",
     "rsqrt",
+    "scatter",
+    "scatter_add",
+    "scatter_nd",
+    "scatter_nd_add",
     "sigmoid",
     "sign",
     "silu",
     "sin",
     "sinh",
+    "slice_tensor",
     "softmax",
+    "split",
     "sqrt",
     "squeeze",
+    "stack",
     "sub",
     "sum",
     "tan",
     "tanh",
+    "tile",
     "transpose",
+    "tril",
+    "triu",
     "trunc",
+    "unsqueeze",
     "where",
 ]

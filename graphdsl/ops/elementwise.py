@@ -25,8 +25,10 @@ from graphdsl.ops._define import (
     np_impl,
     op,
 )
+from graphdsl.shapes import ShapeError
+from graphdsl.types import OpTypeError
 
-__all__ = ["add", "div", "floordiv", "maximum", "minimum", "mod", "mul", "pow",
+__all__ = ["add", "div", "floordiv", "maximum", "minimum", "mod", "mul", "outer", "pow",
            "sub"]  # fmt: skip
 
 # the loops below register ops that share a rule; their variables hold functions
@@ -244,3 +246,29 @@ def _extremum(pick_first: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Imp
 
 define(maximum, elementwise(REAL | {Kind.bool}), _extremum(np.greater), "real or bool")
 define(minimum, elementwise(REAL | {Kind.bool}), _extremum(np.less), "real or bool")
+
+
+def outer(lhs: Operand, rhs: Operand) -> Symbol:
+    """The outer product of two vectors, ``lhs[:, None] * rhs[None, :]`` (MAX's and
+    numpy's ``outer``); dtypes promote as in :func:`mul`.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("outer", input_types={"pos": gd.TensorType(gd.float32, ('seq',))})
+    >>> pos, = g.inputs
+    >>> z = gd.ops.outer(pos, np.array([1.0, 0.5], np.float32))
+    >>> z.type
+    TensorType(float32[seq, 2])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"pos": np.array([0, 1, 2], np.float32)})[0]
+    array([[0. , 0. ],
+           [1. , 0.5],
+           [2. , 1. ]], dtype=float32)
+    """
+    for name, v in (("lhs", lhs), ("rhs", rhs)):
+        if np.ndim(v) != 1 if not isinstance(v, Symbol) else v.rank != 1:
+            raise ShapeError(f"outer needs two vectors (rank 1); {name} is {v!r}")
+    g = lhs.graph if isinstance(lhs, Symbol) else rhs.graph if isinstance(rhs, Symbol) else None
+    if g is None:
+        raise OpTypeError("outer: no operand is a Symbol, so there is no graph to build in")
+    return mul(g._apply("expand_dims", (lhs,), {"axis": -1}),
+               g._apply("expand_dims", (rhs,), {"axis": 0}))  # fmt: skip

@@ -1,7 +1,9 @@
-"""Shape ops: reshape, transpose, broadcast_to, concat, expand_dims, squeeze.
+"""Shape ops: reshape, transpose, broadcast_to, concat, expand_dims, squeeze, split, tile,
+and the compositions MAX and PyTorch users look for (permute, flatten, stack, chunk,
+unsqueeze, repeat_interleave).
 
-Each keeps its operand's dtype (concat promotes its values together). Symbolic dimensions
-are allowed; derived sizes are written in lowest terms (``batch*2``).
+Each keeps its operand's dtype (concat and stack promote their values together). Symbolic
+dimensions are allowed; derived sizes are written in lowest terms (``batch*2``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,24 @@ from graphdsl.shapes import (
     shape_of,
     sum_dims,
 )
-from graphdsl.types import TensorType
+from graphdsl.types import OpTypeError, TensorType
 
-__all__ = ["broadcast_to", "concat", "expand_dims", "reshape", "squeeze", "transpose"]
+__all__ = [
+    "broadcast_to",
+    "chunk",
+    "concat",
+    "expand_dims",
+    "flatten",
+    "permute",
+    "repeat_interleave",
+    "reshape",
+    "split",
+    "squeeze",
+    "stack",
+    "tile",
+    "transpose",
+    "unsqueeze",
+]
 
 
 def reshape(x: Operand, shape: Sequence[int | str]) -> Symbol:
@@ -139,23 +156,50 @@ def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
 define(reshape, _reshape_rule, _reshape_impl, "any")
 
 
-def transpose(x: Operand, perm: Sequence[int] | None = None) -> Symbol:
-    """Permute axes (reverse them when ``perm`` is None). Keeps the dtype.
+def transpose(
+    x: Operand,
+    dim_1: int | Sequence[int] | None = None,
+    dim_2: int | None = None,
+    *,
+    perm: Sequence[int] | None = None,
+) -> Symbol:
+    """Swap axes ``dim_1`` and ``dim_2``, as MAX's ``transpose(x, dim_1, dim_2)``; or
+    permute them by ``perm`` (also accepted in place of ``dim_1``, numpy's form); with
+    neither, reverse them. Keeps the dtype.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("transpose", input_types={"x": gd.TensorType(gd.int8, (2, 3, 4))})
     >>> x, = g.inputs
-    >>> z = gd.ops.transpose(x, (2, 0, 1))
-    >>> z.type
-    TensorType(int8[4, 2, 3])
+    >>> gd.ops.transpose(x, 1, 2).type, gd.ops.transpose(x, (2, 0, 1)).type
+    (TensorType(int8[2, 4, 3]), TensorType(int8[4, 2, 3]))
     """
+    if dim_2 is not None:
+        if perm is not None or not isinstance(dim_1, int):
+            raise OpTypeError(
+                f"transpose(x, {dim_1!r}, {dim_2!r}): give two axes to swap (ints), or one "
+                "permutation"
+            )
+        return op("transpose", x, perm=None, swap=(dim_1, dim_2))
+    if dim_1 is not None:
+        if perm is not None or isinstance(dim_1, int):
+            raise OpTypeError(
+                f"transpose(x, {dim_1!r}): give two axes to swap, transpose(x, 1, 2), or a "
+                "whole permutation, transpose(x, (0, 2, 1))"
+            )
+        perm = dim_1
     return op("transpose", x, perm=None if perm is None else tuple(perm))
 
 
 def _transpose_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     t = types[0]
     perm = attrs.get("perm")
-    if perm is None:
+    swap = attrs.pop("swap", None)
+    if swap is not None:
+        a, b = (normalize_axis(d, t.rank, "dim") for d in swap)
+        swapped = list(range(t.rank))
+        swapped[a], swapped[b] = b, a
+        perm = tuple(swapped)
+    elif perm is None:
         perm = tuple(reversed(range(t.rank)))
     perm = tuple(normalize_axis(a, t.rank, "perm entry") for a in perm)
     if sorted(perm) != list(range(t.rank)):
@@ -312,3 +356,202 @@ def _squeeze_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
 
 
 define(squeeze, _squeeze_rule, lambda a, attrs, out: np.squeeze(a[0], attrs["axis"]), "any")
+
+
+def permute(x: Operand, dims: Sequence[int]) -> Symbol:
+    """Reorder the axes by ``dims`` (MAX's ``permute``; numpy's ``transpose(x, axes)``).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("permute", input_types={"x": gd.TensorType(gd.float32, ('b', 's', 4, 8))})
+    >>> x, = g.inputs
+    >>> gd.ops.permute(x, [0, 2, 1, 3]).type
+    TensorType(float32[b, 4, s, 8])
+    """
+    return transpose(x, perm=dims)
+
+
+def flatten(x: Operand, start_dim: int = 0, end_dim: int = -1) -> Symbol:
+    """Merge axes ``start_dim..end_dim`` (inclusive) into one, as MAX and PyTorch.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("flatten", input_types={"x": gd.TensorType(gd.float32, ('b', 4, 8))})
+    >>> x, = g.inputs
+    >>> gd.ops.flatten(x, 1).type, gd.ops.flatten(x).type
+    (TensorType(float32[b, 32]), TensorType(float32[b*32]))
+    """
+    if not isinstance(x, Symbol):
+        raise OpTypeError(f"flatten needs a Symbol, got {type(x).__name__}")
+    return x.flatten(start_dim, end_dim)
+
+
+def unsqueeze(x: Operand, axis: int | Sequence[int]) -> Symbol:
+    """MAX's and PyTorch's name for :func:`expand_dims`.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("unsqueeze", input_types={"x": gd.TensorType(gd.float32, ('n', 3))})
+    >>> x, = g.inputs
+    >>> gd.ops.unsqueeze(x, -1).type
+    TensorType(float32[n, 3, 1])
+    """
+    return expand_dims(x, axis)
+
+
+def stack(values: Sequence[Operand], axis: int = 0) -> Symbol:
+    """Join values of one shape along a new axis (MAX's and numpy's ``stack``); their dtypes
+    promote together. Builds expand_dims and concat.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("stack", input_types={"x": gd.TensorType(gd.int8, ('n', 2)),
+    ...                                    "y": gd.TensorType(gd.int16, ('n', 2))})
+    >>> x, y = g.inputs
+    >>> gd.ops.stack([x, y], axis=-1).type
+    TensorType(int16[n, 2, 2])
+    """
+    if not values:
+        raise ShapeError("stack needs at least one value; pass a list of symbols")
+    shapes = {tuple(np.shape(v)) if not isinstance(v, Symbol) else v.shape for v in values}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"stack needs values of one shape, got {', '.join(format_shape(s) for s in shapes)}"
+        )
+    rank = len(next(iter(shapes)))
+    ax = normalize_axis(axis, rank + 1)
+    return concat([expand_dims(v, ax) for v in values], axis=ax)
+
+
+def split(x: Operand, split_sizes: Sequence[int | str], axis: int = 0) -> list[Symbol]:
+    """Cut ``x`` along ``axis`` into pieces of ``split_sizes`` (MAX's ``split``; they must add
+    up to the axis). Each piece is a node of op ``split``; the ONNX exporter emits one Split.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("split", input_types={"x": gd.TensorType(gd.float32, ('b', 12))})
+    >>> x, = g.inputs
+    >>> q, k, v = gd.ops.split(x, [4, 4, 4], axis=-1)
+    >>> v.type
+    TensorType(float32[b, 4])
+    >>> g.output(v)
+    >>> gd.evaluate(g, {"x": np.arange(12, dtype=np.float32).reshape(1, 12)})[0]
+    array([[ 8.,  9., 10., 11.]], dtype=float32)
+    """
+    sizes = tuple(split_sizes)
+    return [op("split", x, sizes=sizes, axis=axis, index=k) for k in range(len(sizes))]
+
+
+def _split_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    if t.rank == 0:
+        raise ShapeError("split needs a value of rank >= 1; a scalar has no axis to cut")
+    axis = normalize_axis(attrs.get("axis", 0), t.rank)
+    sizes = shape_of(attrs["sizes"])
+    if not sizes:
+        raise ShapeError("split needs at least one size")
+    if sum_dims(sizes) != t.shape[axis]:
+        raise ShapeError(
+            f"split sizes {tuple(sizes)} add up to {sum_dims(sizes)}, not the size "
+            f"{t.shape[axis]} of axis {axis} of {format_shape(t.shape)}; they must add up"
+        )
+    attrs["axis"], attrs["sizes"] = axis, sizes
+    shape = tuple(sizes[attrs["index"]] if i == axis else d for i, d in enumerate(t.shape))
+    return (t.dtype,), TensorType(t.dtype, shape, t.ambiguous)
+
+
+def _split_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    x = args[0]
+    axis = attrs["axis"]
+    sizes = [_bound(attrs.get("_bound", {}), d) for d in attrs["sizes"]]
+    if sum(sizes) != x.shape[axis]:
+        raise ShapeError(
+            f"at run time, split sizes {sizes} do not add up to the axis size {x.shape[axis]}"
+        )
+    start = sum(sizes[: attrs["index"]])
+    return np.take(x, np.arange(start, start + sizes[attrs["index"]]), axis=axis)
+
+
+define(split, _split_rule, _split_impl, "any")
+
+
+def chunk(x: Operand, chunks: int, axis: int = 0) -> list[Symbol]:
+    """Cut ``x`` into ``chunks`` pieces of equal size along ``axis`` (MAX's and PyTorch's
+    ``chunk``: the last is smaller when the size does not divide, and there may be fewer
+    pieces). A symbolic axis is cut into ``chunks`` equal pieces. Builds :func:`split`.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("chunk", input_types={"x": gd.TensorType(gd.float32, (2, 7))})
+    >>> x, = g.inputs
+    >>> [c.shape for c in gd.ops.chunk(x, 3, axis=1)]
+    [(2, 3), (2, 3), (2, 1)]
+    """
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise ShapeError(f"chunk needs a number of chunks >= 1, got {chunks!r}")
+    if not isinstance(x, Symbol):
+        raise OpTypeError(f"chunk needs a Symbol, got {type(x).__name__}")
+    ax = normalize_axis(axis, x.rank)
+    d = x.shape[ax]
+    if isinstance(d, str):
+        return split(x, [derived_dim([d], [chunks])] * chunks, ax)
+    size = -(-d // chunks) if d else 0
+    sizes = [size] * (d // size) + ([d % size] if d % size else []) if size else [0]
+    return split(x, sizes, ax)
+
+
+def tile(x: Operand, repeats: Sequence[int]) -> Symbol:
+    """Repeat ``x`` ``repeats[i]`` times along each axis ``i`` (MAX's ``tile``; ONNX Tile).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("tile", input_types={"x": gd.TensorType(gd.int8, ('n', 2))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.tile(x, [2, 3])
+    >>> z.type
+    TensorType(int8[n*2, 6])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([[1, 2]], np.int8)})[0]
+    array([[1, 2, 1, 2, 1, 2],
+           [1, 2, 1, 2, 1, 2]], dtype=int8)
+    """
+    return op("tile", x, repeats=tuple(repeats))
+
+
+def _tile_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    reps = attrs["repeats"]
+    if len(reps) != t.rank or any(isinstance(r, bool) or not isinstance(r, int) or r < 0
+                                  for r in reps):  # fmt: skip
+        raise ShapeError(
+            f"tile needs one repeat count (an int >= 0) per axis of {format_shape(t.shape)}, "
+            f"got {tuple(reps)}"
+        )
+    shape = tuple(derived_dim([d, r], ()) if r else 0 for d, r in zip(t.shape, reps, strict=True))
+    return (t.dtype,), TensorType(t.dtype, shape, t.ambiguous)
+
+
+define(tile, _tile_rule, lambda a, attrs, out: np.tile(a[0], attrs["repeats"]), "any")
+
+
+def repeat_interleave(x: Operand, repeats: int, axis: int | None = None) -> Symbol:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None), as MAX,
+    PyTorch and numpy's ``repeat``. Builds expand_dims, broadcast_to and reshape.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("repeat", input_types={"x": gd.TensorType(gd.int8, ('n', 2))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.repeat_interleave(x, 2, axis=1)
+    >>> z.type
+    TensorType(int8[n, 4])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([[1, 2]], np.int8)})[0]
+    array([[1, 1, 2, 2]], dtype=int8)
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise OpTypeError(
+            f"repeat_interleave needs repeats as an int >= 0, got {repeats!r} (per-element "
+            "repeat counts give a data-dependent shape)"
+        )
+    if not isinstance(x, Symbol):
+        raise OpTypeError(f"repeat_interleave needs a Symbol, got {type(x).__name__}")
+    if axis is None:
+        x, axis = x.flatten(), 0
+    ax = normalize_axis(axis, x.rank)
+    shape = list(x.shape)
+    wide = broadcast_to(expand_dims(x, ax + 1), (*shape[: ax + 1], repeats, *shape[ax + 1 :]))
+    merged = derived_dim([shape[ax], repeats], ()) if repeats else 0
+    return reshape(wide, (*shape[:ax], merged, *shape[ax + 1 :]))

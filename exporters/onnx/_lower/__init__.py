@@ -11,6 +11,7 @@ from __future__ import annotations
 from exporters.onnx._lower import activation as activation
 from exporters.onnx._lower import cast as cast
 from exporters.onnx._lower import elementwise as elementwise
+from exporters.onnx._lower import indexing as indexing
 from exporters.onnx._lower import logic as logic
 from exporters.onnx._lower import nn as nn
 from exporters.onnx._lower import reduction as reduction

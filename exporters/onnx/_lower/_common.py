@@ -43,6 +43,17 @@ class SymbolicDims:
                 parts.append(self._dim(d))
         return self.b.node("Concat", parts, T.int64, axis=0).name
 
+    def scalar(self, d: int | str) -> str:
+        """A 0-d int64 tensor holding dimension ``d`` (resolved at run time if symbolic)."""
+        if isinstance(d, int):
+            return self.b.const(d, T.int64).name
+        key = f"scalar:{d}"
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self.b.node("Reshape", [self._dim(d), self.b.int64s([])], T.int64).name
+            self._cache[key] = hit
+        return hit
+
     def _dim(self, name: str) -> str:
         hit = self._cache.get(name)
         if hit is None and name not in self.sources:
