@@ -60,6 +60,8 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops["squeeze"] = (1, lambda s: gd.ops.squeeze(gd.ops.expand_dims(s[0], 1), 1))
     # indexing: index operands of several integer dtypes, negative and repeated entries
     ops.update(_indexing_cases())
+    # selection and scans, and the statistical reductions (argmax, top_k, cumsum, var...)
+    ops.update(_selection_cases())
     for to in DTYPES:
         ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
     return ops
@@ -89,6 +91,34 @@ def _indexing_cases() -> dict[str, tuple[int, Build]]:
         "split": (1, lambda s: gd.ops.split(s[0], [1, 3, 2])[1]),
         "tile": (1, lambda s: gd.ops.tile(s[0], [2, 1])),
     }
+
+
+def _selection_cases() -> dict[str, tuple[int, Build]]:
+    """argmax/argmin, top_k (each result), argsort, cumsum, logsoftmax; any, all, var, std,
+    logsumexp over one axis and over all of them."""
+    ops: dict[str, tuple[int, Build]] = {}
+    for name in ("any", "all", "var", "std", "logsumexp"):
+        fn = getattr(gd.ops, name)
+        ops[name] = (1, lambda s, fn=fn: fn(s[0], axis=1))
+        ops[name + "_all_keepdims"] = (1, lambda s, fn=fn: fn(s[0], keepdims=True))
+    ops["var_correction"] = (1, lambda s: gd.ops.var(s[0], axis=0, correction=1))
+    ops["std_correction"] = (1, lambda s: gd.ops.std(s[0], axis=(0, 1), correction=1.5))
+    for name in ("argmax", "argmin"):
+        fn = getattr(gd.ops, name)
+        ops[name] = (1, lambda s, fn=fn: fn(s[0]))
+        ops[name + "_axis0_keepdims"] = (1, lambda s, fn=fn: fn(s[0], axis=0, keepdims=True))
+    ops["top_k"] = (1, lambda s: gd.ops.top_k(s[0], 3)[0])
+    ops["top_k_indices"] = (1, lambda s: gd.ops.top_k(s[0], 3)[1])
+    ops["top_k_axis0_all"] = (1, lambda s: gd.ops.top_k(s[0], 6, axis=0)[0])
+    ops["argsort"] = (1, lambda s: gd.ops.argsort(s[0]))
+    ops["argsort_descending_axis0"] = (1, lambda s: gd.ops.argsort(s[0], False, axis=0))
+    ops["cumsum"] = (1, lambda s: gd.ops.cumsum(s[0]))
+    ops["cumsum_exclusive_reverse"] = (
+        1, lambda s: gd.ops.cumsum(s[0], axis=0, exclusive=True, reverse=True)
+    )
+    ops["logsoftmax"] = (1, lambda s: gd.ops.logsoftmax(s[0]))
+    ops["logsoftmax_axis0"] = (1, lambda s: gd.ops.logsoftmax(s[0], axis=0))
+    return ops
 
 
 CASES = _cases()

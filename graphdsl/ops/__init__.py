@@ -7,7 +7,8 @@ Promotion follows the graph's policy and is decided when the node is built; the
 Families: :mod:`~graphdsl.ops.elementwise` (arithmetic), :mod:`~graphdsl.ops.logic`
 (comparisons, logic, bits, ``where``), :mod:`~graphdsl.ops.unary` (math, activations,
 rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental functions),
-:mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
+:mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.selection` (argmax, top_k, argsort,
+cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
 (slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
@@ -77,8 +78,9 @@ from graphdsl.ops.logic import (
     not_equal,
     where,
 )
-from graphdsl.ops.nn import matmul, softmax
-from graphdsl.ops.reduction import max, mean, min, prod, sum
+from graphdsl.ops.nn import logsoftmax, matmul, softmax
+from graphdsl.ops.reduction import all, any, logsumexp, max, mean, min, prod, std, sum, var
+from graphdsl.ops.selection import argmax, argmin, argsort, cumsum, top_k
 from graphdsl.ops.shape import (
     broadcast_to,
     chunk,
@@ -122,6 +124,11 @@ __all__ = [
     "abs",
     "acos",
     "add",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "argsort",
     "asin",
     "atan",
     "atanh",
@@ -139,6 +146,7 @@ __all__ = [
     "concat",
     "cos",
     "cosh",
+    "cumsum",
     "div",
     "equal",
     "exp",
@@ -162,6 +170,8 @@ __all__ = [
     "logical_not",
     "logical_or",
     "logical_xor",
+    "logsoftmax",
+    "logsumexp",
     "matmul",
     "max",
     "maximum",
@@ -198,15 +208,18 @@ __all__ = [
     "sqrt",
     "squeeze",
     "stack",
+    "std",
     "sub",
     "sum",
     "tan",
     "tanh",
     "tile",
+    "top_k",
     "transpose",
     "tril",
     "triu",
     "trunc",
     "unsqueeze",
+    "var",
     "where",
 ]

@@ -23,7 +23,7 @@ from graphdsl.policies import Policy
 from graphdsl.shapes import ShapeError, broadcast_shapes, format_shape, normalize_axis
 from graphdsl.types import TensorType
 
-__all__ = ["matmul", "softmax"]
+__all__ = ["logsoftmax", "matmul", "softmax"]
 
 
 def matmul(x: Operand, y: Operand) -> Symbol:
@@ -106,3 +106,44 @@ def _softmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
 
 
 define(softmax, _softmax_rule, _softmax_impl, "floating; integers -> default float")
+
+
+def logsoftmax(x: Operand, axis: int = -1) -> Symbol:
+    """log(softmax(x)) along ``axis``, computed as (x - max) - log(sum(exp(x - max))): a NaN or
+    a +inf makes its whole slice NaN, as does a slice of -inf only. Floating only: integers
+    and bool compute in the policy's default float.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("logsoftmax", input_types={"x": gd.TensorType(gd.float32, (2, 3))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.logsoftmax(x)
+    >>> z.type
+    TensorType(float32[2, 3])
+    >>> g.output(z)
+    >>> x = np.array([[0.0, 0.0, 0.0], [1000.0, -np.inf, 1000.0]], gd.float32.np)
+    >>> gd.evaluate(g, {"x": x})[0]
+    array([[-1.0986123, -1.0986123, -1.0986123],
+           [-0.6931472,       -inf, -0.6931472]], dtype=float32)
+    """
+    return op("logsoftmax", x, axis=axis)
+
+
+def _logsoftmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    x = args[0]
+    axis = attrs["axis"]
+    if x.size == 0:  # nothing to normalize (np.max of an empty axis would raise)
+        return x
+    with np.errstate(all="ignore"):
+        shifted = x - np.max(x, axis=axis, keepdims=True)
+        return np.asarray(shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True)))
+
+
+def _logsoftmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    in_d, out = elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+    if out.rank == 0:
+        raise ShapeError("logsoftmax needs a value of rank >= 1; expand_dims a scalar first")
+    attrs["axis"] = normalize_axis(attrs.get("axis", -1), out.rank)
+    return in_d, out
+
+
+define(logsoftmax, _logsoftmax_rule, _logsoftmax_impl, "floating; integers -> default float")

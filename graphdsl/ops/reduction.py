@@ -1,8 +1,11 @@
-"""Reductions: sum, prod, max, min, mean over axes (all axes when ``axis`` is None).
+"""Reductions: sum, prod, max, min, mean, any, all, var, std, logsumexp over axes (all axes
+when ``axis`` is None).
 
 Results keep the operand's dtype (JAX's choice: integer sums wrap); a bool sum counts in the
-policy's default int, a mean of integers is in its default float. Over an empty set each
-gives ONNX's identity: 0, 1, the dtype's lowest (max) or highest (min) value, NaN (mean).
+policy's default int; mean, var, std and logsumexp of integers are in its default float;
+any and all take their operand by truth value and give bool. Over an empty set each gives
+its identity: 0, 1, the dtype's lowest (max) or highest (min) value, NaN (mean, var, std),
+False (any), True (all), -inf (logsumexp).
 """
 
 from __future__ import annotations
@@ -15,12 +18,22 @@ import numpy as np
 
 from graphdsl.dtypes import DType, Kind
 from graphdsl.opdef import Impl, Rule
-from graphdsl.ops._define import FLOAT, NUMERIC, REAL, TO_FLOAT, Operand, Symbol, define, need, op
+from graphdsl.ops._define import (
+    FLOAT,
+    NUMERIC,
+    REAL,
+    TO_FLOAT,
+    Operand,
+    Symbol,
+    define,
+    need,
+    op,
+)
 from graphdsl.policies import Policy, Promoted
 from graphdsl.shapes import Shape, normalize_axes
-from graphdsl.types import TensorType
+from graphdsl.types import OpTypeError, TensorType
 
-__all__ = ["max", "mean", "min", "prod", "sum"]
+__all__ = ["all", "any", "logsumexp", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 Axis = int | Sequence[int] | None
 
@@ -209,4 +222,202 @@ define(
     _reduction(FLOAT | {Kind.complex}, bool_to=None, to_float=True),
     _reduce_impl(_mean),
     "floating; integers -> default float",
+)
+
+
+# ---------------------------------------------------------------- truth values
+
+
+def any(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
+    """Whether any element over ``axis`` is true, by truth value (x != 0; NaN is true);
+    any dtype, the result is bool; over an empty set, False.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("any", input_types={"x": gd.TensorType(gd.float32, (3, 2))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.any(x, axis=1)
+    >>> z.type
+    TensorType(bool[3])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([[0.0, -0.0], [0.0, np.nan], [2.0, 0.0]], gd.float32.np)})[0]
+    array([False,  True,  True])
+    """
+    return _reduce("any", x, axis, keepdims)
+
+
+def all(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
+    """Whether every element over ``axis`` is true, by truth value (x != 0; NaN is true);
+    any dtype, the result is bool; over an empty set, True.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("all", input_types={"x": gd.TensorType(gd.int8, (2, 'n'))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.all(x, axis=1)
+    >>> z.type
+    TensorType(bool[2])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([[1, -3], [5, 0]], gd.int8.np)})[0]
+    array([ True, False])
+    >>> gd.evaluate(g, {"x": np.zeros((2, 0), gd.int8.np)})[0]
+    array([ True,  True])
+    """
+    return _reduce("all", x, axis, keepdims)
+
+
+def _truth_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    t = types[0]
+    return (DType.bool,), TensorType(DType.bool, _reduce_shape(t, attrs))
+
+
+define(
+    any,
+    _truth_rule,
+    _reduce_impl(lambda x, **k: np.any(x, **k)),
+    "any (by truth value); over an empty set: False",
+    truthy=(0,),
+)
+define(
+    all,
+    _truth_rule,
+    _reduce_impl(lambda x, **k: np.all(x, **k)),
+    "any (by truth value); over an empty set: True",
+    truthy=(0,),
+)
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def var(x: Operand, axis: Axis = None, keepdims: bool = False, correction: float = 0) -> Symbol:
+    """Variance over ``axis``: sum((x - mean)**2) / max(n - correction, 0), as numpy's
+    ``var`` with ``ddof=correction`` (two passes: the mean, then the squared deviations).
+    Floating dtypes are kept (float16/bfloat16 compute in float32 and round once); integers
+    and bool give the policy's default float; over an empty set, NaN.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("var", input_types={"x": gd.TensorType(gd.int32, (2, 4))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.var(x, axis=1, correction=1)
+    >>> z.type
+    TensorType(float32[2])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([[1, 2, 3, 4], [5, 5, 5, 5]], gd.int32.np)})[0]
+    array([1.6666666, 0.       ], dtype=float32)
+    """
+    return op("var", x, axis=_axis_attr(axis), keepdims=bool(keepdims), correction=correction)
+
+
+def std(x: Operand, axis: Axis = None, keepdims: bool = False, correction: float = 0) -> Symbol:
+    """Standard deviation over ``axis``: the square root of :func:`var` (same arguments and
+    result types); over an empty set, NaN.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("std", input_types={"x": gd.TensorType(gd.float16, (4,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.std(x)
+    >>> z.type
+    TensorType(float16[])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([1, 3, 1, 3], gd.float16.np)})[0]
+    array(1., dtype=float16)
+    """
+    return op("std", x, axis=_axis_attr(axis), keepdims=bool(keepdims), correction=correction)
+
+
+def logsumexp(x: Operand, axis: Axis = None, keepdims: bool = False) -> Symbol:
+    """log(sum(exp(x))) over ``axis``, computed stably as m + log(sum(exp(x - m))) with m
+    the maximum (0 where m is infinite): all -inf gives -inf, a +inf gives inf, a NaN NaN;
+    over an empty set, -inf. Floating dtypes are kept (float16/bfloat16 compute in float32
+    and round once); integers and bool give the policy's default float.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("logsumexp", input_types={"x": gd.TensorType(gd.float32, (3, 2))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.logsumexp(x, axis=1)
+    >>> z.type
+    TensorType(float32[3])
+    >>> g.output(z)
+    >>> x = np.array([[1000.0, 1000.0], [-np.inf, -np.inf], [np.inf, 1.0]], gd.float32.np)
+    >>> gd.evaluate(g, {"x": x})[0]
+    array([1000.6932,      -inf,       inf], dtype=float32)
+    """
+    return _reduce("logsumexp", x, axis, keepdims)
+
+
+def _axis_attr(axis: Axis) -> int | tuple[int, ...] | None:
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+def _moment_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    c = attrs.get("correction", 0)
+    if (
+        isinstance(c, bool)
+        or not isinstance(c, (int, float, np.integer, np.floating))
+        or not math.isfinite(c)
+        or c < 0
+    ):
+        raise OpTypeError(
+            f"correction must be a finite number >= 0 (a Python int or float: 0 for the "
+            f"population variance, 1 for the sample variance), got {c!r}"
+        )
+    attrs["correction"] = int(c) if isinstance(c, (int, np.integer)) else float(c)
+    return _reduction(FLOAT, bool_to=None, to_float=True)(p, types, attrs)
+
+
+def _count(x: np.ndarray, axes: tuple[int, ...]) -> int:
+    return math.prod(x.shape[a] for a in axes)
+
+
+def _var(x: np.ndarray, axis: tuple[int, ...], keepdims: bool, correction: float) -> Any:
+    # the two-pass formula, written out (numpy's own var does the same), so that the ONNX
+    # lowering can follow it step by step: the sum over n, the squared deviations, the sum
+    n = _count(x, axis)
+    dt = x.dtype.type
+    if not axis:  # nothing reduced: each element is its own mean
+        squares = (x - x) * (x - x)
+    else:
+        mean = np.sum(x, axis=axis, keepdims=True, dtype=x.dtype) / dt(n)
+        d = x - mean
+        squares = np.sum(d * d, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    # (``max`` here is the op above: the divisor is written without it)
+    return squares / dt(n - correction if n > correction else 0)
+
+
+def _moment_impl(root: bool) -> Impl:
+    def impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            v = _var(args[0], attrs["axis"], bool(attrs.get("keepdims")), attrs["correction"])
+            return np.asarray(np.sqrt(v) if root else v)
+
+    return impl
+
+
+def _logsumexp(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> Any:
+    # m + log(sum(exp(x - m))): the largest term is exp(0) = 1, so nothing overflows and the
+    # sum is at least 1; an infinite m shifts by 0 (exp then gives inf or 0, as it should)
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf) if axis else x
+    shift = np.where(np.isfinite(m), m, np.zeros_like(m))
+    e = np.exp(x - shift)
+    s = np.sum(e, axis=axis, keepdims=True, dtype=x.dtype) if axis else e
+    r = np.log(s) + shift
+    return r if keepdims or not axis else np.squeeze(r, axis=axis)
+
+
+define(
+    var,
+    _moment_rule,
+    _moment_impl(root=False),
+    "floating; integers -> default float; over an empty set: NaN",
+)
+define(
+    std,
+    _moment_rule,
+    _moment_impl(root=True),
+    "floating; integers -> default float; over an empty set: NaN",
+)
+define(
+    logsumexp,
+    _reduction(FLOAT, bool_to=None, to_float=True),
+    _reduce_impl(_logsumexp),
+    "floating; integers -> default float; over an empty set: -inf",
 )

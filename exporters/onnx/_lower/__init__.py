@@ -15,6 +15,7 @@ from exporters.onnx._lower import indexing as indexing
 from exporters.onnx._lower import logic as logic
 from exporters.onnx._lower import nn as nn
 from exporters.onnx._lower import reduction as reduction
+from exporters.onnx._lower import selection as selection
 from exporters.onnx._lower import shape as shape
 from exporters.onnx._lower import unary as unary
 from exporters.onnx._lower._common import LOWER, SymbolicDims

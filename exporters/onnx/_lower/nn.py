@@ -31,3 +31,21 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 @register("softmax")
 def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     return b.elementwise("Softmax", args, narrow_in_f32=True, axis=int(node.attrs["axis"]))
+
+
+@register("logsoftmax")
+def _logsoftmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    axis = int(node.attrs["axis"])
+    x = args[0]
+    cd = b.compute_dtype("LogSoftmax", x.dtype, narrow_in_f32=True)
+    if cd is not T.float64:
+        return b.elementwise("LogSoftmax", args, narrow_in_f32=True, axis=axis)
+    # onnxruntime 1.32's double LogSoftmax keeps a NaN or +inf to its own element (measured:
+    # [1, nan] gives [46.05, nan], [inf, 1] gives [nan, -inf]; the reference and its float
+    # kernel make the whole slice NaN): composed as the reference computes it, (x - max) -
+    # log(sum(exp(x - max))); ReduceMax skips NaN, but a NaN still makes the sum NaN
+    axes = b.int64s([axis])
+    m = b.node("ReduceMax", [x.name, axes], cd, keepdims=1)
+    shifted = b.node("Sub", [x.name, m.name], cd)
+    total = b.node("ReduceSum", [b.node("Exp", [shifted.name], cd).name, axes], cd, keepdims=1)
+    return b.node("Sub", [shifted.name, b.node("Log", [total.name], cd).name], cd)

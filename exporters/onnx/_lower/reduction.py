@@ -1,9 +1,12 @@
 """Lowerings of reductions: wrapping integer sums (MatMul with ones) and products (Scan),
 exact int64/uint64 max and min, NaN-propagating float max and min, ONNX's identities over
-empty sets (clamped to the dtype's range where computed wider), mean's NaN for empty sets."""
+empty sets (clamped to the dtype's range where computed wider), mean's NaN for empty sets;
+any and all in uint8, var and std as the reference's two passes, logsumexp composed (max
+shifted: onnxruntime's ReduceLogSumExp is wrong where a slice starts with -inf)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -242,3 +245,98 @@ def _scan_reduce(
     if keep:
         total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
     return total
+
+
+# ---------------------------------------------------------------- any, all
+
+
+def _truth(onnx_op: str) -> Lowering:
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x, axes, keep = args[0], _axes(node), _keepdims(node)  # x: bool (by truth value)
+        if not axes:
+            return x
+        # in uint8, as max and min of bool do (onnxruntime's bool ReduceMax/Min fail on an
+        # empty set): the identities 0 and 255 there are any's False and all's True
+        return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep), T.bool)
+
+    return lower
+
+
+LOWER["any"] = _truth("ReduceMax")
+LOWER["all"] = _truth("ReduceMin")
+
+
+# ---------------------------------------------------------------- var, std, logsumexp
+
+
+def _float(x: V) -> DType:
+    """The dtype a float reduction computes in: float32 for narrow floats, else its own."""
+    return T.float32 if x.dtype in NARROW else storage(x.dtype)
+
+
+def _count(b: Builder, node: Symbol, x: V, axes: tuple[int, ...]) -> int | V:
+    """The number of reduced elements: an int, or an int64 scalar computed from the shape
+    where a reduced dimension is symbolic."""
+    sizes = [node.inputs[0].shape[a] for a in axes]
+    if all(isinstance(n, int) for n in sizes):
+        return math.prod(int(n) for n in sizes)
+    shape = b.node("Shape", [x.name], T.int64).name
+    return b.node("Squeeze", [_dims_product(b, shape, axes)], T.int64)
+
+
+def _moment(root: bool) -> Lowering:
+    # the reference's two passes, step by step: sum / n, the squared deviations, their sum,
+    # divided by max(n - correction, 0) (each step correctly rounded; only the order of the
+    # sums may differ); float16/bfloat16 compute in float32 and round once
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x, axes, keep = args[0], _axes(node), _keepdims(node)
+        f = _float(x)
+        xf = b.cast(x, f)
+        n = _count(b, node, xf, axes)
+        c = node.attrs["correction"]
+        mean = xf  # no axes: each element is its own mean
+        if axes:
+            total = b.node("ReduceSum", [xf.name, b.int64s(axes)], f, keepdims=1)
+            count = b.scalar(float(n), f) if isinstance(n, int) else b.cast(n, f)
+            mean = b.node("Div", [total.name, count.name], f)
+        d = b.node("Sub", [xf.name, mean.name], f)
+        squares = b.node("Mul", [d.name, d.name], f)
+        if axes:
+            squares = b.node("ReduceSum", [squares.name, b.int64s(axes)], f, keepdims=keep)
+        if isinstance(n, int):
+            free = b.scalar(n - c if n > c else 0, f)
+        else:  # n - correction in float64 first, as Python computes it, then rounded
+            diff = b.node("Sub", [b.cast(n, T.float64).name, b.scalar(float(c), T.float64).name],
+                          T.float64)  # fmt: skip
+            zero = b.scalar(0.0, T.float64)
+            free = b.cast(b.node("Max", [diff.name, zero.name], T.float64), f)
+        r = b.node("Div", [squares.name, free.name], f)
+        if root:
+            r = b.node("Sqrt", [r.name], f)
+        return b.cast(r, x.dtype)
+
+    return lower
+
+
+LOWER["var"] = _moment(root=False)
+LOWER["std"] = _moment(root=True)
+
+
+@register("logsumexp")
+def _logsumexp(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # Composed: onnxruntime 1.32's ReduceLogSumExp does not shift a slice whose first element
+    # is -inf (measured: [-inf, -200] gives -inf in float32, [-inf, -800] in float64, where
+    # -200 and -800 are right). m + log(sum(exp(x - m))) with m the maximum, 0 where m is
+    # infinite, as the reference; ReduceMax skips NaN, but a NaN still makes the sum NaN
+    x, axes, keep = args[0], _axes(node), _keepdims(node)
+    f = _float(x)
+    xf = b.cast(x, f)
+    m = b.node("ReduceMax", [xf.name, b.int64s(axes)], f, keepdims=1) if axes else xf
+    infinite = b.node("IsInf", [m.name], T.bool)
+    shift = b.node("Where", [infinite.name, b.scalar(0.0, f).name, m.name], f)
+    e = b.node("Exp", [b.node("Sub", [xf.name, shift.name], f).name], f)
+    s = b.node("ReduceSum", [e.name, b.int64s(axes)], f, keepdims=keep) if axes else e
+    if axes and not keep:
+        shift = b.node("Squeeze", [shift.name, b.int64s(axes)], f)
+    r = b.node("Add", [b.node("Log", [s.name], f).name, shift.name], f)
+    return b.cast(r, x.dtype)

@@ -1,0 +1,120 @@
+"""Lowerings of selection ops: native ArgMax/ArgMin (with the first NaN made the extreme),
+one TopK for both results of a ``top_k``, ``argsort`` as a TopK over the whole axis, and
+CumSum (integers in a wider or same-width type, where sums wrap alike; narrow floats in
+float32, rounded once).
+
+Measured on onnxruntime 1.32's CPU provider (tests/test_selection_ops.py pins each):
+ArgMax/ArgMin return the first index of the extreme, -0.0 and +0.0 tie, but NaN is skipped
+unless it comes first; TopK orders NaN as the largest value and breaks ties by the lower
+index (for every k, both directions), as the reference does; CumSum adds in order, as
+numpy does, and its exclusive sums start from +0.0.
+"""
+
+from __future__ import annotations
+
+from weakref import WeakKeyDictionary
+
+import numpy as np
+from onnx import helper
+
+from exporters.onnx._builder import Builder, V
+from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._types import storage
+from graphdsl.dtypes import Kind
+from graphdsl.graph import Symbol
+
+_INT64_MIN = int(np.iinfo(np.int64).min)
+
+# (input value, k (None: the whole axis), axis, largest) -> (values, indices), per export:
+# the two nodes of one top_k become one ONNX TopK
+_TOPK: WeakKeyDictionary[Builder, dict[tuple[str, int | None, int, int], tuple[V, V]]] = (
+    WeakKeyDictionary()
+)
+
+
+def _ordered(b: Builder, x: V, onnx_op: str) -> V:
+    """``x`` in a dtype with a kernel for ``onnx_op`` whose order is ``x``'s, exactly."""
+    if storage(x.dtype) is T.uint64:
+        # no wider type: u - 2**63 (a wrapping add of INT64_MIN) maps uint64's order onto
+        # int64's
+        xi = b.cast(x, T.int64)
+        return b.elementwise("Add", [xi, b.scalar(_INT64_MIN, T.int64)])
+    return b.cast(x, b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True))
+
+
+def _arg_extremum(onnx_op: str) -> None:
+    @register(onnx_op.lower())
+    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+        x = args[0]
+        axis, keep = int(node.attrs["axis"]), int(bool(node.attrs.get("keepdims")))
+        key = _ordered(b, x, onnx_op)
+        found = b.node(onnx_op, [key.name], T.int64, axis=axis, keepdims=keep,
+                       select_last_index=0)  # fmt: skip
+        if x.dtype.kind is not Kind.float:
+            return found
+        # onnxruntime skips NaN (argmax of [1, nan, 3] is 2; measured), numpy returns the
+        # first NaN: where a slice holds one, the first index of IsNaN's maximum
+        nan = b.cast(b.node("IsNaN", [key.name], T.bool), T.uint8)
+        first = b.node("ArgMax", [nan.name], T.int64, axis=axis, keepdims=keep,
+                       select_last_index=0)  # fmt: skip
+        has = b.node("ReduceMax", [nan.name, b.int64s([axis])], T.uint8, keepdims=keep)
+        return b.select(b.cast(has, T.bool), first, found)
+
+
+_arg_extremum("ArgMax")
+_arg_extremum("ArgMin")
+
+
+def _top_k(b: Builder, x: V, k: int | None, axis: int, largest: int) -> tuple[V, V]:
+    """One ONNX TopK (sorted) of ``k`` elements (the whole axis when None, its size read at
+    run time): the values, in the dtype TopK ran in, and the int64 indices. Cached, so that
+    the second result of a top_k (or an argsort of the same order) reuses the node."""
+    cache = _TOPK.setdefault(b, {})
+    hit = cache.get((x.name, k, axis, largest))
+    if hit is not None:
+        return hit
+    key = _ordered(b, x, "TopK")
+    if k is None:
+        count = b.node("Shape", [key.name], T.int64, start=axis, end=axis + 1).name
+    else:
+        count = b.int64s([k])
+    values, indices = b.fresh("topk_values"), b.fresh("topk_indices")
+    b.nodes.add().CopyFrom(helper.make_node(
+        "TopK", [key.name, count], [values, indices], axis=axis, largest=largest, sorted=1
+    ))  # fmt: skip
+    hit = cache[(x.name, k, axis, largest)] = (V(values, key.dtype), V(indices, T.int64))
+    return hit
+
+
+@register("top_k")
+def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    values, indices = _top_k(b, x, int(node.attrs["k"]), int(node.attrs["axis"]), 1)
+    if node.attrs["result"] == "indices":
+        return indices
+    if storage(x.dtype) is T.uint64:  # back from the order-preserving map of _ordered
+        values = b.elementwise("Sub", [values, b.scalar(_INT64_MIN, T.int64)])
+    return b.cast(values, x.dtype)  # (exact: TopK ran in x's dtype or a widening of it)
+
+
+@register("argsort")
+def _argsort(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # TopK over the whole axis: ties go to the lower index in both directions, NaN is the
+    # largest value (measured): numpy's stable argsort when ascending
+    axis = int(node.attrs["axis"])
+    n = node.inputs[0].shape[axis]
+    largest = 0 if node.attrs["ascending"] else 1
+    return _top_k(b, args[0], n if isinstance(n, int) else None, axis, largest)[1]
+
+
+@register("cumsum")
+def _cumsum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # CumSum has int32/int64/float/double kernels: narrower integers add in int32 (uint32 in
+    # int64, uint64 as int64 bits), where sums wrap alike modulo 2**bits, and the cast back
+    # wraps; float16/bfloat16 add in float32 and round once, as the reference does
+    x = args[0]
+    cd = b.compute_dtype("CumSum", x.dtype, narrow_in_f32=True, bits=True)
+    axis = b.scalar(int(node.attrs["axis"]), T.int64)
+    exclusive, reverse = int(node.attrs["exclusive"]), int(node.attrs["reverse"])
+    r = b.node("CumSum", [b.cast(x, cd).name, axis.name], cd, exclusive=exclusive, reverse=reverse)
+    return b.cast(r, x.dtype)
