@@ -66,7 +66,7 @@ def op(name: str, *args: object, **attrs: Any) -> Symbol:
 
 
 def define(
-    fn: Callable[..., Symbol], rule: Rule, impl: Impl, accepts: str, truthy: tuple[int, ...] = ()
+    fn: Callable[..., object], rule: Rule, impl: Impl, accepts: str, truthy: tuple[int, ...] = ()
 ) -> None:
     """Register the op that public function ``fn`` builds (its name is the op's name)."""
     family = fn.__module__.rsplit(".", 1)[-1]

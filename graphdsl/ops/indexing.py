@@ -160,8 +160,7 @@ def _gather_nd_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -
     k = int(idx.shape[-1])
     if isinstance(b, bool) or not isinstance(b, int) or b < 0 or b >= idx.rank:
         raise ShapeError(
-            f"gather_nd: batch_dims {b!r} must be an int in [0, {idx.rank - 1}] for indices "
-            f"{idx}"
+            f"gather_nd: batch_dims {b!r} must be an int in [0, {idx.rank - 1}] for indices {idx}"
         )
     if b + k > x.rank:
         raise ShapeError(
@@ -264,23 +263,21 @@ def _scatter_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
 
 
 def _scatter_where(x: np.ndarray, idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
-    grids = list(np.indices(idx.shape, sparse=True))
+    grids: list[np.ndarray] = list(np.indices(idx.shape, sparse=True))
     grids[axis] = _check_range(idx, x.shape[axis], f"axis {axis}")
     return tuple(grids)
 
 
 def _scatter_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     x, u, idx = args
-    res = x.copy()
+    res: np.ndarray = x.copy()
     res[_scatter_where(x, idx, attrs["axis"])] = u  # repeated indices: the last write wins
     return res
 
 
-def _scatter_add_impl(
-    args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
-) -> np.ndarray:
+def _scatter_add_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     x, u, idx = args
-    res = x.copy()
+    res: np.ndarray = x.copy()
     with np.errstate(all="ignore"):
         np.add.at(res, _scatter_where(x, idx, attrs["axis"]), u)  # in row-major order
     return res
@@ -504,7 +501,7 @@ def _slice_dim(d: Dim, start: int | None, stop: int | None, step: int | None, na
     if named is not None:
         if isinstance(named, bool) or not isinstance(named, (int, str)) or named == "":
             raise ShapeError(f"a slice's result dimension must be an int or a name, got {named!r}")
-        return named  # type: ignore[no-any-return]
+        return named
     if start is None and stop is None and step in (None, 1, -1):
         return d
     raise ShapeError(
@@ -546,7 +543,7 @@ def _slice_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) 
         else:
             key.append(slice(it[1], it[2], it[3]))
         axis += 1
-    return np.ascontiguousarray(x[tuple(key)])
+    return np.array(x[tuple(key)])  # a copy (a view would alias the operand)
 
 
 define(slice_tensor, _slice_rule, _slice_impl, "any")
@@ -557,9 +554,7 @@ def _getitem(x: Symbol, index: Any) -> Symbol:
     numpy (a gather along its axis; the other entries must not be ints, as numpy would then
     move the gathered axes first)."""
     items = index if isinstance(index, tuple) else (index,)
-    arrays = [
-        k for k, it in enumerate(items) if isinstance(it, (Symbol, np.ndarray, list))
-    ]
+    arrays = [k for k, it in enumerate(items) if isinstance(it, (Symbol, np.ndarray, list))]
     if not arrays:
         return slice_tensor(x, items)
     if len(arrays) > 1 or any(_is_int(it) for it in items):
@@ -571,7 +566,7 @@ def _getitem(x: Symbol, index: Any) -> Symbol:
     idx = items[k]
     if isinstance(idx, list):
         idx = np.asarray(idx)
-    if isinstance(idx, np.ndarray) and idx.dtype == np.bool_ or (
+    if (isinstance(idx, np.ndarray) and idx.dtype == np.bool_) or (
         isinstance(idx, Symbol) and idx.dtype is DType.bool
     ):
         raise OpTypeError(
@@ -682,8 +677,8 @@ def _range_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) 
     n = builtins.max(0, math.ceil((stop - start) / step))
     i = np.arange(n, dtype=np.int64)
     if out.dtype.is_float:
-        return np.float64(start) + i.astype(np.float64) * np.float64(step)
-    return np.int64(start) + i * np.int64(step)
+        return np.asarray(np.float64(start) + i.astype(np.float64) * np.float64(step))
+    return np.asarray(np.int64(start) + i * np.int64(step))
 
 
 define(range, _range_rule, _range_impl, "no operands: int, float or dimension-name bounds")

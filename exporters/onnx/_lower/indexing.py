@@ -68,11 +68,11 @@ def _scatter_lowering(onnx_op: str, reduction: str) -> None:
         x, u, idx = args
         xc = _moving(b, key, x)
         uc = b.cast(u, xc.dtype)
-        attrs: dict[str, object] = {"reduction": reduction}
+        attrs: dict[str, str | int] = {"reduction": reduction}
         if elements:
             attrs["axis"] = node.attrs["axis"]
         index = _indices(b, idx, int32_ok=elements)
-        out = b.node(onnx_op, [xc.name, index, uc.name], xc.dtype, **attrs)
+        out = b.node(onnx_op, [xc.name, index, uc.name], xc.dtype, "", **attrs)
         return b.cast(_named(b, node, out), x.dtype)
 
     register(node_op(onnx_op, reduction))(lower)
