@@ -45,6 +45,7 @@ __all__ = [
     "value_names",
 ]
 
+
 class _NoAttrs(dict[str, Any]):
     """The attributes of every node built without any, one shared empty dict.
 

@@ -35,13 +35,18 @@ class SymbolicDims:
         them, such as ``batch*2``, resolved at run time)."""
         if all(isinstance(d, int) for d in dims):
             return self.b.int64s([int(d) for d in dims])
+        key = "shape:" + ",".join(str(d) for d in dims)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
         parts = []
         for d in dims:
             if isinstance(d, int):
                 parts.append(self.b.int64s([d]))
             else:
                 parts.append(self._dim(d))
-        return self.b.node("Concat", parts, T.int64, axis=0).name
+        hit = self._cache[key] = self.b.node("Concat", parts, T.int64, axis=0).name
+        return hit
 
     def scalar(self, d: int | str) -> str:
         """A 0-d int64 tensor holding dimension ``d`` (resolved at run time if symbolic)."""

@@ -17,7 +17,14 @@ def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # to the result's type: the target with its -1 resolved by the type rule (neither ONNX
     # nor numpy can infer a -1 beside zero elements); allowzero=1: a 0 is a zero-length
     # dimension, as in numpy (ONNX would copy the input's)
-    shape = dims.shape_tensor(node.type.shape)
+    target, source = node.type.shape, node.inputs[0].shape
+    if 0 not in target and any(isinstance(d, str) for d in target):
+        # a dimension kept at its place is a 0 ("copy the input's") with allowzero=0, as
+        # hand-written ONNX says it: no Shape/Gather/Concat to rebuild it at run time
+        kept = [0 if i < len(source) and source[i] == d else d for i, d in enumerate(target)]
+        if all(isinstance(d, int) for d in kept):
+            return _with_shape(b, "Reshape", args[0], b.int64s(kept), allowzero=0)
+    shape = dims.shape_tensor(target)
     return _with_shape(b, "Reshape", args[0], shape, allowzero=1)
 
 
