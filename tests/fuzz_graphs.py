@@ -85,17 +85,20 @@ UNARY = ["negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
          "sigmoid", "relu", "floor", "ceil", "round", "bitwise_not", "logical_not",
          "trunc", "is_nan", "is_inf", "clip", "silu", "tan", "sinh",
          "cosh", "log1p", "expm1", "atanh", "atan", "asin", "acos"]  # fmt: skip
-REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "var", "std", "logsumexp"]
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
 INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "scatter_nd_add",
              "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
+SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
                             "tan", "sinh", "cosh", "log1p", "expm1", "atanh",
                             "atan", "asin", "acos"})
 # ... or the order of accumulation.
-ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax"})
+ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax",
+                             # sums, and exp and log in logsumexp and logsoftmax
+                             "var", "std", "logsumexp", "logsoftmax"})  # fmt: skip
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
@@ -289,8 +292,18 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     if op == "softmax":
         n = x.shape[node.attrs["axis"]]
         return Tol(8 * e + 2 * eo, (n + 8) * e + sub)
+    if op == "logsoftmax":
+        # (x - m) - log(s), 1 <= s <= n: off by an eps of x - m (at most one of the result
+        # and log n) and log's error, within (n + 4) eps absolutely
+        n = x.shape[node.attrs["axis"]]
+        return Tol(4 * e + 2 * eo, (n + 8) * e + sub)
     axes = tuple(node.attrs["axis"])
     n = math.prod(x.shape[a] for a in axes) if axes else 1
+    if op == "logsumexp":
+        # m + log(s), 1 <= s <= n: s is within n eps relatively, log(s) within (n + 4) eps
+        return Tol(4 * e + 2 * eo, (n + 8) * e + sub)
+    if op in ("var", "std"):
+        return _moment_tol(node, operands[0], axes, n, e, eo, sub, big)
     if op in ("sum", "mean"):
         s = float(np.max(np.sum(x, axis=axes), initial=0.0)) if x.size else 0.0
         over = s >= big / 2 or s / (n if op == "mean" and n else 1) >= float(out.max) / 2
@@ -303,6 +316,33 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     atol = float(fi.tiny) * 2.0 ** (int(fi.nmant) + 2) + sub
     over = hi >= big / 4 or hi >= float(out.max) / 4
     return Tol((n + 2) * e + 2 * eo, atol, over)
+
+
+def _moment_tol(
+    node: gd.Symbol, x_raw: np.ndarray, axes: tuple[int, ...], n: int, e: float, eo: float,
+    sub: float, big: float,
+) -> Tol:
+    """var and std of exact operands: the mean's error moves the sum of squares only to the
+    second order (deviations sum to 0), each deviation rounds once, a sum of n squares in any
+    order is within (n + 2) eps: (n + 4) eps of q = sum((|x| + |mean|)**2) bounds it, over
+    the divisor; std = sqrt(var) is off by at most the square root of var's bound. A zero
+    divisor (n <= correction) gives inf or NaN: not compared."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x_raw).astype(np.float64)
+        x = np.where(np.isfinite(x), x, 0.0)
+        if axes:
+            mean = np.abs(np.sum(x, axis=axes, keepdims=True)) / (n if n else 1)
+            q = np.sum((np.abs(x) + mean) ** 2, axis=axes)
+        else:
+            q = (2 * np.abs(x)) ** 2
+    top = float(np.max(q, initial=0.0))
+    c = node.attrs["correction"]
+    free = n - c if n > c else 0
+    atol = (n + 4) * e * top / free if free else 0.0
+    over = not free or top >= big / 2 or top / free >= float(node.dtype.max) / 2
+    if node.op == "std":
+        atol = math.sqrt(atol)
+    return Tol(4 * e + 2 * eo, atol + sub, over)
 
 
 def tolerances(
@@ -583,7 +623,7 @@ def _reshape_target(b: _Builder, shape: tuple[int | str, ...]) -> tuple[int | st
             opts += [("n", -1), ("n", rest), (1, "n", rest)]
         return b.pick(opts)  # type: ignore[no-any-return]
     n = math.prod(ints)
-    d = b.pick([k for k in range(1, n + 1) if n % k == 0])
+    d = b.pick([k for k in range(1, n + 1) if n % k == 0] or [1])  # (n = 0: top_k(x, 0))
     opts = [(n,), (-1,), (1, n), (n, 1), (-1, 1), (d, n // d), (d, -1), (1, d, n // d)]
     if n == 1:
         opts.append(())
@@ -660,7 +700,7 @@ def _step(b: _Builder, op: str) -> None:
         return
     if family == "reduce":
         exact = op not in ("max", "min")
-        if b.moderate or op in ("max", "min"):
+        if b.moderate or op in ("max", "min", "any", "all"):
             a = b.value(exact=exact)
         else:
             a = b.value(exact=True, where=lambda v: not v.sym.dtype.is_float)
@@ -669,8 +709,12 @@ def _step(b: _Builder, op: str) -> None:
             return
         axis = _axes(b, a.sym.rank)
         keep = b.chance(0.4)
-        b.add(getattr(gd.ops, op)(a.sym, axis=axis, keepdims=keep),
-              f"gd.ops.{op}({a.code}, axis={axis!r}, keepdims={keep})")  # fmt: skip
+        more: dict[str, Any] = {}
+        if op in ("var", "std"):
+            more["correction"] = b.pick([0, 1, 1, 2, 0.5])
+        extra = "".join(f", {k}={v!r}" for k, v in more.items())
+        b.add(getattr(gd.ops, op)(a.sym, axis=axis, keepdims=keep, **more),
+              f"gd.ops.{op}({a.code}, axis={axis!r}, keepdims={keep}{extra})")  # fmt: skip
         return
     if family == "matmul":
         ok_dtype: Callable[[_Value], bool] = (
@@ -705,7 +749,7 @@ def _step(b: _Builder, op: str) -> None:
             assume(False)
             return
         axis = b.draw(st.integers(-a.sym.rank, a.sym.rank - 1))
-        b.add(gd.ops.softmax(a.sym, axis=axis), f"gd.ops.softmax({a.code}, axis={axis})")
+        b.add(getattr(gd.ops, op)(a.sym, axis=axis), f"gd.ops.{op}({a.code}, axis={axis})")
         return
     if family == "cast":
         a = b.value()
@@ -728,6 +772,9 @@ def _step(b: _Builder, op: str) -> None:
         return
     if family == "index":
         _index_step(b, op)
+        return
+    if family == "select":
+        _select_step(b, op)
         return
     _shape_step(b, op)
 
@@ -926,6 +973,47 @@ def _binary_operator(op: str, x: Any, y: Any) -> gd.Symbol:
     return out
 
 
+def _select_step(b: _Builder, op: str) -> None:
+    """argmax/argmin and top_k along a non-empty axis of known size (k up to its size),
+    argsort along any axis, cumsum of a value that is not bool: on exact values only (the
+    indices of approximate values may differ; a running sum amplifies an error)."""
+    known = op in ("argmax", "argmin", "top_k")
+
+    def fits(v: _Value) -> bool:
+        shape = v.sym.shape
+        if not shape or (op == "cumsum" and v.sym.dtype is T.bool):
+            return False
+        return not known or any(isinstance(d, int) and d > 0 for d in shape)
+
+    a = b.value(exact=True, where=fits)
+    if a is None:
+        assume(False)
+        return
+    s = a.sym
+    if known:
+        axis: int = b.pick([i for i, d in enumerate(s.shape) if isinstance(d, int) and d > 0])
+        if b.chance(0.3):
+            axis -= s.rank
+    else:
+        axis = b.draw(st.integers(-s.rank, s.rank - 1))
+    if op == "top_k":
+        k = b.draw(st.integers(0, int(s.shape[axis])))
+        call = f"gd.ops.top_k({a.code}, {k}, axis={axis})"
+        values, indices = gd.ops.top_k(s, k, axis=axis)
+        b.add(values, f"{call}[0]")
+        b.add(indices, f"{call}[1]")
+    elif op == "argsort":
+        up = b.chance(0.5)
+        b.add(gd.ops.argsort(s, up, axis=axis), f"gd.ops.argsort({a.code}, {up}, axis={axis})")
+    elif op == "cumsum":
+        ex, rev = b.chance(0.5), b.chance(0.5)
+        b.add(gd.ops.cumsum(s, axis, ex, rev), f"gd.ops.cumsum({a.code}, {axis}, {ex}, {rev})")
+    else:
+        keep = b.chance(0.4)
+        b.add(getattr(gd.ops, op)(s, axis=axis, keepdims=keep),
+              f"gd.ops.{op}({a.code}, axis={axis}, keepdims={keep})")  # fmt: skip
+
+
 FAMILY: dict[str, str] = {
     **{op: "arith" for op in ARITHMETIC},
     **{op: "compare" for op in COMPARISONS},
@@ -935,20 +1023,23 @@ FAMILY: dict[str, str] = {
     **{op: "reduce" for op in REDUCTIONS},
     **{op: "shape" for op in SHAPE_OPS},
     **{op: "index" for op in INDEX_OPS},
+    **{op: "select" for op in SELECT_OPS},
+    "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
 }  # fmt: skip
 # every op equally likely (casts twice as likely), drawn uniformly (Builder.pick_uniform);
-# float mean and softmax are order-dependent: moderate cases only
+# float mean, softmax and the other statistics are order-dependent: moderate cases only
 STEP_OPS = [*FAMILY, "cast"]
-WILD_STEP_OPS = [op for op in STEP_OPS if op not in ("mean", "softmax")]
+MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax")
+WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 
 
 @st.composite
 def fuzz_cases(draw: st.DrawFn, max_steps: int = 8, first_op: str | None = None) -> FuzzCase:
     """A random well-typed graph under a random policy, with inputs (see the module doc);
     with ``first_op``, the first step builds that op."""
-    moderate = draw(st.booleans()) or first_op in ("mean", "softmax")
+    moderate = draw(st.booleans()) or first_op in MODERATE_ONLY
     policy = draw(st.sampled_from(gd.policy_names()))
     base: tuple[int | str, ...] = draw(st.sampled_from(BASES))
     symbolic = draw(st.integers(0, 99)) < 30

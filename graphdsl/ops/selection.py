@@ -243,10 +243,10 @@ define(argsort, _argsort_rule, _argsort_impl, "real or bool; the indices: int64"
 
 def cumsum(x: Operand, axis: int = -1, exclusive: bool = False, reverse: bool = False) -> Symbol:
     """Running sums along ``axis`` (MAX's ``cumsum``), added in order, one at a time.
-    ``exclusive``: each sum leaves its own element out (the first is 0, and the sums start
-    from 0: 0 + x0 + ...); ``reverse``: sums run from the end. Keeps the dtype: integers
-    wrap; float16/bfloat16 add in float32 and round once at the end. bool is refused (cast
-    to an integer dtype first).
+    ``exclusive``: each sum leaves its own element out: the inclusive sums shifted by one,
+    after a +0.0 (as ONNX's reference CumSum); ``reverse``: sums run from the end. Keeps the
+    dtype: integers wrap; float16/bfloat16 add in float32 and round once at the end. bool is
+    refused (cast to an integer dtype first).
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("cumsum", input_types={"x": gd.TensorType(gd.int8, (4,))})
@@ -281,12 +281,13 @@ def _cumsum_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType)
     n = x.shape[axis]
     if attrs["reverse"]:
         x = np.flip(x, axis)
-    if attrs["exclusive"] and n:
-        # the terms 0, x0, ..., x(n-2): each sum starts from +0.0 and leaves its own out
-        zero = np.zeros_like(np.take(x, [0], axis=axis))
-        x = np.concatenate([zero, np.take(x, np.arange(n - 1), axis=axis)], axis=axis)
     with np.errstate(all="ignore"):
         r = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if attrs["exclusive"] and n:
+        # +0.0, then the inclusive sums but the last: sum(x[:j]) is cumsum(x)[j - 1] (so
+        # the sum of a lone -0.0 is -0.0, as numpy's sum of it)
+        zero = np.zeros_like(np.take(r, [0], axis=axis))
+        r = np.concatenate([zero, np.take(r, np.arange(n - 1), axis=axis)], axis=axis)
     return np.flip(r, axis) if attrs["reverse"] else r
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from exporters.onnx._builder import Builder, V
+from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._lower._common import (
     SymbolicDims,
     T,
     register,
 )
-from exporters.onnx._types import storage
+from exporters.onnx._types import storage, type_name
 from graphdsl.graph import Symbol
 
 # ---------------------------------------------------------------- matmul and reductions
@@ -37,15 +37,18 @@ def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def _logsoftmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"])
     x = args[0]
-    cd = b.compute_dtype("LogSoftmax", x.dtype, narrow_in_f32=True)
-    if cd is not T.float64:
+    cd = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    if cd is not T.float64 and b.target.has("LogSoftmax", type_name(cd)):
         return b.elementwise("LogSoftmax", args, narrow_in_f32=True, axis=axis)
     # onnxruntime 1.32's double LogSoftmax keeps a NaN or +inf to its own element (measured:
     # [1, nan] gives [46.05, nan], [inf, 1] gives [nan, -inf]; the reference and its float
     # kernel make the whole slice NaN): composed as the reference computes it, (x - max) -
-    # log(sum(exp(x - max))); ReduceMax skips NaN, but a NaN still makes the sum NaN
+    # log(sum(exp(x - max))) (also where a target has no LogSoftmax); ReduceMax skips NaN,
+    # but a NaN still makes the sum NaN
+    xc = b.cast(x, cd)
     axes = b.int64s([axis])
-    m = b.node("ReduceMax", [x.name, axes], cd, keepdims=1)
-    shifted = b.node("Sub", [x.name, m.name], cd)
+    m = b.node("ReduceMax", [xc.name, axes], cd, keepdims=1)
+    shifted = b.node("Sub", [xc.name, m.name], cd)
     total = b.node("ReduceSum", [b.node("Exp", [shifted.name], cd).name, axes], cd, keepdims=1)
-    return b.node("Sub", [shifted.name, b.node("Log", [total.name], cd).name], cd)
+    r = b.node("Sub", [shifted.name, b.node("Log", [total.name], cd).name], cd)
+    return b.cast(r, x.dtype)

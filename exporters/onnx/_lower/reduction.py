@@ -158,7 +158,9 @@ def _move_axes_last(b: Builder, x: V, rank: int, axes: tuple[int, ...]) -> tuple
     # the reduced size explicitly: a -1 cannot be inferred when other dimensions are 0
     size = _dims_product(b, shape, range(len(kept), rank))
     flat_shape = b.node("Concat", [kept_shape, size], T.int64, axis=0).name
-    return b.node("Reshape", [xt.name, flat_shape], x.dtype), kept_shape
+    # allowzero: a reduced size of 0 is 0 elements (Reshape would copy the input's dimension
+    # there: x of shape (2, 0, 3) summed over all axes was reshaped to (2,), and failed)
+    return b.node("Reshape", [xt.name, flat_shape], x.dtype, allowzero=1), kept_shape
 
 
 @register("sum")

@@ -7,7 +7,8 @@ Measured on onnxruntime 1.32's CPU provider (tests/test_selection_ops.py pins ea
 ArgMax/ArgMin return the first index of the extreme, -0.0 and +0.0 tie, but NaN is skipped
 unless it comes first; TopK orders NaN as the largest value and breaks ties by the lower
 index (for every k, both directions), as the reference does; CumSum adds in order, as
-numpy does, and its exclusive sums start from +0.0.
+numpy does, but its exclusive sums add from +0.0 (ONNX's reference shifts the inclusive
+ones: the sum of a lone -0.0 is -0.0).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def _ordered(b: Builder, x: V, onnx_op: str) -> V:
     """``x`` in a dtype with a kernel for ``onnx_op`` whose order is ``x``'s, exactly."""
     if storage(x.dtype) is T.uint64:
         # no wider type: u - 2**63 (a wrapping add of INT64_MIN) maps uint64's order onto
-        # int64's
+        # int64's (compute_dtype raises where the target has no int64 kernel for the op)
+        b.compute_dtype(onnx_op, T.int64)
         xi = b.cast(x, T.int64)
         return b.elementwise("Add", [xi, b.scalar(_INT64_MIN, T.int64)])
     return b.cast(x, b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True))
@@ -53,11 +55,12 @@ def _arg_extremum(onnx_op: str) -> None:
         if x.dtype.kind is not Kind.float:
             return found
         # onnxruntime skips NaN (argmax of [1, nan, 3] is 2; measured), numpy returns the
-        # first NaN: where a slice holds one, the first index of IsNaN's maximum
-        nan = b.cast(b.node("IsNaN", [key.name], T.bool), T.uint8)
+        # first NaN: where a slice holds one, the first index of IsNaN's maximum (as 0.0 and
+        # 1.0 in the key's dtype, which has the ArgMax kernel)
+        nan = b.cast(b.node("IsNaN", [key.name], T.bool), key.dtype)
         first = b.node("ArgMax", [nan.name], T.int64, axis=axis, keepdims=keep,
                        select_last_index=0)  # fmt: skip
-        has = b.node("ReduceMax", [nan.name, b.int64s([axis])], T.uint8, keepdims=keep)
+        has = b.node("ReduceMax", [nan.name, b.int64s([axis])], key.dtype, keepdims=keep)
         return b.select(b.cast(has, T.bool), first, found)
 
 
@@ -114,7 +117,30 @@ def _cumsum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # wraps; float16/bfloat16 add in float32 and round once, as the reference does
     x = args[0]
     cd = b.compute_dtype("CumSum", x.dtype, narrow_in_f32=True, bits=True)
-    axis = b.scalar(int(node.attrs["axis"]), T.int64)
+    axis = int(node.attrs["axis"])
     exclusive, reverse = int(node.attrs["exclusive"]), int(node.attrs["reverse"])
-    r = b.node("CumSum", [b.cast(x, cd).name, axis.name], cd, exclusive=exclusive, reverse=reverse)
+    shift = exclusive and x.dtype.kind is Kind.float
+    r = b.node("CumSum", [b.cast(x, cd).name, b.scalar(axis, T.int64).name], cd,
+               exclusive=0 if shift else exclusive, reverse=reverse)  # fmt: skip
+    if shift:
+        r = _shifted(b, r, axis, reverse)
     return b.cast(r, x.dtype)
+
+
+def _shifted(b: Builder, r: V, axis: int, reverse: int) -> V:
+    """Inclusive running sums ``r`` shifted by one along ``axis`` after a +0.0: exclusive sums
+    as ONNX's reference CumSum computes them. onnxruntime's exclusive sums add from +0.0
+    (measured: [-0.0, -0.0] gives [0.0, +0.0], the reference [0.0, -0.0])."""
+    big = np.iinfo(np.int64).max
+
+    def part(start: int, end: int) -> V:
+        ends = b.int64s([end])
+        return b.node("Slice", [r.name, b.int64s([start]), ends, b.int64s([axis])], r.dtype)
+
+    # a +0.0 slab of one element along the axis (none when the axis is empty)
+    edge = part(-1, big) if reverse else part(0, 1)
+    true = b.const(np.asarray(True), T.bool)
+    zero = b.node("Where", [true.name, b.scalar(0.0, r.dtype).name, edge.name], r.dtype)
+    rest = part(1, big) if reverse else part(0, -1)
+    ordered = [rest, zero] if reverse else [zero, rest]
+    return b.node("Concat", [v.name for v in ordered], r.dtype, axis=axis)
