@@ -137,13 +137,13 @@ define(argmin, _arg_rule, _arg_impl(np.argmin), "real or bool; the index: int64"
 # ---------------------------------------------------------------- top_k, argsort
 
 
-def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Symbol, Symbol]:
+def top_k(input: Operand, k: int, axis: int = -1) -> tuple[Symbol, Symbol]:
     """The ``k`` largest values along ``axis`` and their indices (int64), largest first;
     ties keep the lower index first, NaN counts as the largest value. ``k`` is a Python int,
     0 <= k <= the axis size. Real dtypes and bool; the values keep the dtype.
 
-    As MAX's ``top_k``, returns the tuple (values, indices): two nodes of op ``top_k``
-    (attribute ``result``), exported as one ONNX TopK.
+    As MAX's ``top_k`` (its signature), returns the tuple (values, indices): two nodes of op
+    ``top_k`` (attribute ``result``), exported as one ONNX TopK.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("top_k", input_types={"x": gd.TensorType(gd.float32, (2, 4))})
@@ -158,7 +158,7 @@ def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Symbol, Symbol]:
            [nan,  5.]], dtype=float32), array([[1, 2],
            [0, 2]])]
     """
-    values = op("top_k", x, k=k, axis=axis, result="values")
+    values = op("top_k", input, k=k, axis=axis, result="values")
     source = values.inputs[0]  # (a numpy array operand became a constant once)
     return values, op("top_k", source, k=k, axis=axis, result="indices")
 
