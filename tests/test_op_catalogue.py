@@ -27,8 +27,8 @@ COMPOSITES = {
     "stack": {"expand_dims", "concat"}, "tril": {"band_part"}, "triu": {"band_part"},
     "unsqueeze": {"expand_dims"},
 }  # fmt: skip
-FAMILIES = ["activation", "cast", "elementwise", "indexing", "logic", "nn", "reduction",
-            "selection", "shape", "unary"]
+FAMILIES = ["activation", "cast", "elementwise", "indexing", "logic", "nn", "norm",
+            "reduction", "selection", "shape", "unary"]
 
 
 def missing_pieces(name: str) -> list[str]:

@@ -10,7 +10,8 @@ rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental 
 :mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.selection` (argmax, top_k, argsort,
 cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
 (slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
-(``matmul``, ``softmax``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
+(``matmul``, ``softmax``), :mod:`~graphdsl.ops.norm` (``layer_norm``, ``rms_norm``,
+``group_norm``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
 >>> import graphdsl as gd
@@ -28,7 +29,9 @@ from graphdsl.ops.activation import (
     atan,
     atanh,
     cosh,
+    erf,
     expm1,
+    gelu,
     log1p,
     silu,
     sinh,
@@ -79,6 +82,7 @@ from graphdsl.ops.logic import (
     where,
 )
 from graphdsl.ops.nn import logsoftmax, matmul, softmax
+from graphdsl.ops.norm import group_norm, layer_norm, rms_norm
 from graphdsl.ops.reduction import all, any, logsumexp, max, mean, min, prod, std, sum, var
 from graphdsl.ops.selection import argmax, argmin, argsort, cumsum, top_k
 from graphdsl.ops.shape import (
@@ -149,6 +153,7 @@ __all__ = [
     "cumsum",
     "div",
     "equal",
+    "erf",
     "exp",
     "expand_dims",
     "expm1",
@@ -157,11 +162,14 @@ __all__ = [
     "floordiv",
     "gather",
     "gather_nd",
+    "gelu",
     "greater",
     "greater_equal",
+    "group_norm",
     "implicit_cast",
     "is_inf",
     "is_nan",
+    "layer_norm",
     "less",
     "less_equal",
     "log",
@@ -191,6 +199,7 @@ __all__ = [
     "relu",
     "repeat_interleave",
     "reshape",
+    "rms_norm",
     "round",
     "rsqrt",
     "scatter",

@@ -1,10 +1,12 @@
 """Activations and further transcendental functions: silu, tan, sinh, cosh, log1p, expm1,
-atanh, atan, asin, acos. Like the transcendental functions of :mod:`~graphdsl.ops.unary`,
-they are floating only: integers and bool compute in the policy's default float.
+atanh, atan, asin, acos, erf, gelu. Like the transcendental functions of
+:mod:`~graphdsl.ops.unary`, they are floating only: integers and bool compute in the policy's
+default float.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,8 +23,23 @@ from graphdsl.ops._define import (
     op,
 )
 from graphdsl.ops.unary import _sigmoid
+from graphdsl.policies import Policy
+from graphdsl.types import OpTypeError, TensorType
 
-__all__ = ["acos", "asin", "atan", "atanh", "cosh", "expm1", "log1p", "silu", "sinh", "tan"]
+__all__ = [
+    "acos",
+    "asin",
+    "atan",
+    "atanh",
+    "cosh",
+    "erf",
+    "expm1",
+    "gelu",
+    "log1p",
+    "silu",
+    "sinh",
+    "tan",
+]
 
 _fn: Callable[..., Any]
 _np_fn: Callable[..., Any]
@@ -207,3 +224,105 @@ for _fn, _np_fn in ((silu, _silu), (tan, np.tan), (sinh, np.sinh), (cosh, np.cos
                     (atan, np.arctan), (asin, np.arcsin), (acos, np.arccos)):  # fmt: skip
     define(_fn, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_np_fn),
            "floating; integers -> default float")  # fmt: skip
+
+
+def erf(x: Operand) -> Symbol:
+    """The error function, 2/sqrt(pi) * integral of exp(-t**2) from 0 to x, as MAX's ``erf``:
+    computed in float64 (C's ``erf``, within an ulp) and rounded once to the result dtype.
+    Floating only: integers and bool compute in the policy's default float.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("erf", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    >>> x, = g.inputs
+    >>> z = gd.ops.erf(x)
+    >>> z.type
+    TensorType(float32[4])
+    >>> g.output(z)
+    >>> gd.evaluate(g, {"x": np.array([0.5, -1.0, 3.0, -np.inf], gd.float32.np)})[0]
+    array([ 0.5204999, -0.8427008,  0.9999779, -1.       ], dtype=float32)
+    """
+    return op("erf", x)
+
+
+# numpy has no erf (and scipy is no dependency): C's, element by element. glibc's erf and
+# erfc are within an ulp of the exact values.
+_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
+_erfc_ufunc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_erf_ufunc(np.asarray(x, np.float64)), np.float64)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_erfc_ufunc(np.asarray(x, np.float64)), np.float64)
+
+
+define(erf, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_erf),
+       "floating; integers -> default float")  # fmt: skip
+
+GELU_APPROXIMATIONS = ("none", "tanh", "quick")
+# the constants both the reference and the ONNX lowering use, as float64
+GELU_SQRT1_2 = math.sqrt(0.5)  # x / sqrt(2) is computed as x * GELU_SQRT1_2
+GELU_TANH_SCALE = 2 * math.sqrt(2 / math.pi)  # 2 * sqrt(2/pi): tanh(u) = 2 sigmoid(2u) - 1
+GELU_TANH_CUBIC = 0.044715
+GELU_QUICK_SCALE = 1.702
+
+
+def gelu(x: Operand, approximate: str = "none") -> Symbol:
+    """The Gaussian error linear unit x * Phi(x), as MAX's ``gelu``. ``approximate``:
+
+    - ``"none"``: x/2 * (1 + erf(x / sqrt(2))), evaluated without cancellation (for x < 0,
+      1 + erf(x / sqrt(2)) is erfc(-x / sqrt(2)), C's ``erfc``);
+    - ``"tanh"``: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x**3))) (GPT-2's ``gelu_new``),
+      evaluated as x * sigmoid(2 sqrt(2/pi) * (x + 0.044715 x**3)), the same function
+      without cancellation;
+    - ``"quick"``: x * sigmoid(1.702 x).
+
+    The reference computes in float64 and rounds once to the result dtype; gelu(-inf) is NaN
+    (-inf * 0, as the formula gives in IEEE arithmetic, and as PyTorch and onnxruntime give).
+    Floating only: integers and bool compute in the policy's default float.
+
+    The ONNX export runs onnxruntime's float32 Gelu kernel for float32 and narrower floats,
+    which computes 1 + erf (1 + tanh) in float32: below x = -3 or so that sum cancels and the
+    result is accurate to about eps * |x| absolutely, not relatively (0 below x = -5.4).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("gelu", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    >>> x, = g.inputs
+    >>> g.output(gd.ops.gelu(x), gd.ops.gelu(x, approximate="tanh"),
+    ...          gd.ops.gelu(x, approximate="quick"))
+    >>> for r in gd.evaluate(g, {"x": np.array([1.0, -0.5, 3.0, -7.0], gd.float32.np)}):
+    ...     print(r)
+    [ 8.4134477e-01 -1.5426877e-01  2.9959502e+00 -8.9586880e-12]
+    [ 8.4119201e-01 -1.5428600e-01  2.9963627e+00 -2.3154423e-15]
+    [ 8.4579575e-01 -1.4961156e-01  2.9819286e+00 -4.6871697e-05]
+    """
+    return op("gelu", x, approximate=approximate)
+
+
+def _gelu_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    approximate = attrs.get("approximate", "none")
+    if approximate not in GELU_APPROXIMATIONS:
+        raise OpTypeError(
+            f"gelu's approximate must be one of {', '.join(map(repr, GELU_APPROXIMATIONS))}, "
+            f"got {approximate!r}"
+        )
+    return elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+
+
+def _gelu(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    x = np.asarray(args[0], np.float64)
+    approximate = attrs.get("approximate", "none")
+    with np.errstate(all="ignore"):
+        if approximate == "quick":
+            return np.asarray(x * _sigmoid(GELU_QUICK_SCALE * x))
+        if approximate == "tanh":
+            z = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * (x * x * x))
+            return np.asarray(x * _sigmoid(z))
+        t = x * GELU_SQRT1_2
+        # 1 + erf(t), which is erfc(-t): the latter where it does not cancel (x < 0; NaN too)
+        return np.asarray(0.5 * x * np.where(x >= 0, 1 + _erf(t), _erfc(-t)))
+
+
+define(gelu, _gelu_rule, _gelu, "floating; integers -> default float")

@@ -1,9 +1,10 @@
 """Lowerings of the activations and further transcendental functions (graphdsl.ops.activation).
 
-onnxruntime's kernel tables (exporters/onnx/kernels/) have no Tan, Sinh, Cosh, Erf, Asin,
-Acos, Atan or Atanh kernel (and ONNX has no Log1p or Expm1): each is composed from Exp, Log,
-Sin, Cos and arithmetic, in float64 for float32 and narrower floats (so that the composed
-errors stay within a few ulps of numpy's function), with the error bound beside it.
+onnxruntime's kernel tables (exporters/onnx/kernels/) have no Tan, Sinh, Cosh, Asin, Acos,
+Atan or Atanh kernel (and ONNX has no Log1p or Expm1): each is composed from Exp, Log, Sin,
+Cos and arithmetic, in float64 for float32 and narrower floats (so that the composed errors
+stay within a few ulps of numpy's function), with the error bound beside it. Erf and Gelu
+have float32 kernels only: float64 composes them (Cody's rational approximations of erf).
 """
 
 from __future__ import annotations
@@ -12,8 +13,16 @@ import numpy as np
 
 from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower.cast import convert
 from exporters.onnx._types import storage
+from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
+from graphdsl.ops.activation import (
+    GELU_QUICK_SCALE,
+    GELU_SQRT1_2,
+    GELU_TANH_CUBIC,
+    GELU_TANH_SCALE,
+)
 
 
 def _sigmoid_f(b: Builder, x: V) -> V:
@@ -237,3 +246,150 @@ def _acos(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     q = b.elementwise("Div", [b.elementwise("Sub", [one, x]), b.elementwise("Add", [one, x])])
     r = _atan_f64(b, b.elementwise("Sqrt", [q]))
     return b.cast(b.elementwise("Add", [r, r]), args[0].dtype)
+
+
+# ---------------------------------------------------------------------------- erf, gelu
+
+# W. J. Cody's rational Chebyshev approximations of erf and erfc (Math. Comp. 23, 1969;
+# netlib specfun CALERF), as (leading coefficient, the others in Cody's loop order):
+# erf(y) = y * A(y**2) / B(y**2) for small y; erfc(y) = exp(-y**2) * C(y) / D(y) up to 4;
+# erfc(y) = exp(-y**2) / y * (1/sqrt(pi) - w * P(w) / Q(w)), w = 1/y**2, above 4
+# fmt: off
+_ERF_A = (1.85777706184603153e-1, (3.16112374387056560e00, 1.13864154151050156e02,
+                                   3.77485237685302021e02, 3.20937758913846947e03))
+_ERF_B = (1.0, (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+                2.84423683343917062e03))
+_ERF_C = (2.15311535474403846e-8, (5.64188496988670089e-1, 8.88314979438837594e00,
+                                   6.61191906371416295e01, 2.98635138197400131e02,
+                                   8.81952221241769090e02, 1.71204761263407058e03,
+                                   2.05107837782607147e03, 1.23033935479799725e03))
+_ERF_D = (1.0, (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+                1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+                3.43936767414372164e03, 1.23033935480374942e03))
+_ERF_P = (1.63153871373020978e-2, (3.05326634961232344e-1, 3.60344899949804439e-1,
+                                   1.25781726111229246e-1, 1.60837851487422766e-2,
+                                   6.58749161529837803e-4))
+_ERF_Q = (1.0, (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+                6.05183413124413191e-2, 2.33520497626869185e-3))
+# fmt: on
+_ONE_OVER_SQRT_PI = 5.6418958354775628695e-1
+# Cody switches from erf's rational to 1 - erfc at 0.46875; the first rational is as
+# accurate up to 0.5 (about an ulp from the exact erf, computed in exact arithmetic at
+# 0.46875, 0.48 and 0.5), and from 0.5 on erf >= 0.52: an ulp of erfc is at most one of erf
+_ERF_SMALL = 0.5
+# erfc(y) underflows to 0 from y = 27.3 on; y is clamped to 28 (the formula's NaN at inf)
+_ERFC_CLAMP = 28.0
+
+
+def _cody(b: Builder, z: V, coefficients: tuple[float, tuple[float, ...]]) -> V:
+    """Cody's loop: s = lead * z; s = (s + c) * z for every c but the last; s + last."""
+    f = T.float64
+    lead, rest = coefficients
+    s = z if lead == 1.0 else b.elementwise("Mul", [z, b.scalar(lead, f)])
+    for c in rest[:-1]:
+        s = b.elementwise("Mul", [b.elementwise("Add", [s, b.scalar(c, f)]), z])
+    return b.elementwise("Add", [s, b.scalar(rest[-1], f)])
+
+
+def _erf_parts(b: Builder, y: V) -> tuple[V, V]:
+    """(erf(y), erfc(y)) for float64 y >= 0 (or NaN): the first meant for y <= 0.5, the
+    second for y > 0.5, each within a few ulps there (Cody's rationals; exp(-y**2) as
+    exp(-s**2) * exp(-(y - s)(y + s)) with s = y rounded down to 1/16, Cody's way of keeping
+    the rounding of y**2 out of it)."""
+    f = T.float64
+    z = b.elementwise("Mul", [y, y])
+    ratio = b.elementwise("Div", [_cody(b, z, _ERF_A), _cody(b, z, _ERF_B)])
+    small = b.elementwise("Mul", [y, ratio])
+    big = b.elementwise("Greater", [y, b.scalar(_ERFC_CLAMP, f)], result_bool=True)
+    yc = b.elementwise("Where", [b.scalar(_ERFC_CLAMP, f), y], fixed=[big.name], bits=True)
+    mid = b.elementwise("Div", [_cody(b, yc, _ERF_C), _cody(b, yc, _ERF_D)])
+    w = b.elementwise("Div", [b.scalar(1.0, f), b.elementwise("Mul", [yc, yc])])
+    tail = b.elementwise("Div", [_cody(b, w, _ERF_P), _cody(b, w, _ERF_Q)])
+    tail = b.elementwise("Sub", [b.scalar(_ONE_OVER_SQRT_PI, f), b.elementwise("Mul", [w, tail])])
+    tail = b.elementwise("Div", [tail, yc])
+    above4 = b.elementwise("Greater", [yc, b.scalar(4.0, f)], result_bool=True)
+    r = b.elementwise("Where", [tail, mid], fixed=[above4.name], bits=True)
+    sixteenths = b.elementwise("Floor", [b.elementwise("Mul", [yc, b.scalar(16.0, f)])])
+    s = b.elementwise("Mul", [sixteenths, b.scalar(1 / 16, f)])
+    d = b.elementwise("Mul", [b.elementwise("Sub", [yc, s]), b.elementwise("Add", [yc, s])])
+    e1 = b.elementwise("Exp", [b.elementwise("Neg", [b.elementwise("Mul", [s, s])])])
+    e2 = b.elementwise("Exp", [b.elementwise("Neg", [d])])
+    return small, b.elementwise("Mul", [b.elementwise("Mul", [e1, e2]), r])
+
+
+def _erf_f64(b: Builder, x: V) -> V:
+    """erf(x) for float64 x: within 3 eps relatively of C's erf (4 ulps where erf(x) lies
+    just below a power of two; 2.9 eps measured over 9M points), within an ulp for
+    subnormal x, exact at NaN, +-inf and +-0: tests/test_norm_ops.py."""
+    f = T.float64
+    y = b.elementwise("Abs", [x])
+    small, erfc = _erf_parts(b, y)
+    big = b.elementwise("Add", [b.elementwise("Sub", [b.scalar(0.5, f), erfc]), b.scalar(0.5, f)])
+    low = b.elementwise("LessOrEqual", [y, b.scalar(_ERF_SMALL, f)], result_bool=True)
+    r = b.elementwise("Where", [small, big], fixed=[low.name], bits=True)
+    return _with_sign(b, r, x)
+
+
+def _result(b: Builder, r: V, out: DType) -> V:
+    """The float64 result ``r`` in the node's dtype: rounded, or for an integer or bool result
+    (a policy that keeps those dtypes, max-graph's) converted as graphdsl converts."""
+    return b.cast(r, out) if out.is_float else convert(b, r, out)
+
+
+@register("erf")
+def _erf(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # onnxruntime's Erf has a float32 kernel only, within an ulp of the exact erf over the
+    # float32 grid (measured: every 37th float32 in [2**-126, 4] and its negative): float32
+    # and narrower run it (narrow ones in float32, rounded once). float64, and every dtype on
+    # targets without the kernel, run Cody's rationals in float64
+    x, out = args[0], args[0].dtype
+    if out.is_float and out is not T.float64 and b.target.has("Erf", "FLOAT"):
+        return b.elementwise("Erf", [x], narrow_in_f32=True)
+    return _result(b, _erf_f64(b, _wide(b, x)), out)
+
+
+def _gelu_f64(b: Builder, x: V, approximate: str) -> V:
+    """gelu(x) for float64 x, as graphdsl.ops.activation.gelu's reference computes it."""
+    f = T.float64
+    if approximate == "quick":
+        return b.elementwise(
+            "Mul", [x, _sigmoid_f(b, b.elementwise("Mul", [x, b.scalar(GELU_QUICK_SCALE, f)]))]
+        )
+    if approximate == "tanh":
+        cube = b.elementwise("Mul", [b.elementwise("Mul", [x, x]), x])
+        inner = b.elementwise(
+            "Add", [x, b.elementwise("Mul", [b.scalar(GELU_TANH_CUBIC, f), cube])]
+        )
+        z = b.elementwise("Mul", [b.scalar(GELU_TANH_SCALE, f), inner])
+        return b.elementwise("Mul", [x, _sigmoid_f(b, z)])
+    # 1 + erf(t): 1 + erf or 2 - erfc for t >= 0, 1 - erf or erfc (no cancellation) below
+    t = b.elementwise("Mul", [x, b.scalar(GELU_SQRT1_2, f)])
+    y = b.elementwise("Abs", [t])
+    small, erfc = _erf_parts(b, y)
+    one, two = b.scalar(1.0, f), b.scalar(2.0, f)
+    low = b.elementwise("LessOrEqual", [y, b.scalar(_ERF_SMALL, f)], result_bool=True)
+    pos = b.elementwise("Where", [b.elementwise("Add", [one, small]),
+                                  b.elementwise("Sub", [two, erfc])],
+                        fixed=[low.name], bits=True)  # fmt: skip
+    neg = b.elementwise("Where", [b.elementwise("Sub", [one, small]), erfc],
+                        fixed=[low.name], bits=True)  # fmt: skip
+    nonneg = b.elementwise("GreaterOrEqual", [x, b.scalar(0.0, f)], result_bool=True)
+    v = b.elementwise("Where", [pos, neg], fixed=[nonneg.name], bits=True)
+    return b.elementwise("Mul", [b.elementwise("Mul", [x, b.scalar(0.5, f)]), v])
+
+
+@register("gelu")
+def _gelu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # onnxruntime's Gelu (opset 20; approximate "none" or "tanh") has a float32 kernel only:
+    # float32 and narrower run it (narrow ones in float32, rounded once). It computes
+    # x/2 * (1 + erf(x/sqrt 2)) (1 + tanh(...)) in float32, so below x = -3 or so the sum
+    # cancels: measured within 4 ulps + 2 eps |x| of the reference on 3M float32 values
+    # (0 below -5.4 where the reference is -1e-7 and smaller). float64, "quick" (ONNX has no
+    # such op) and targets without the kernel compose the reference's formulas in float64
+    x, out = args[0], args[0].dtype
+    approximate = str(node.attrs.get("approximate", "none"))
+    key = "Gelu" if approximate == "none" else "Gelu_tanh"
+    native = approximate != "quick" and out.is_float and out is not T.float64
+    if native and b.target.has(key, "FLOAT"):
+        return b.elementwise("Gelu", [x], key=key, narrow_in_f32=True, approximate=approximate)
+    return _result(b, _gelu_f64(b, _wide(b, x), approximate), out)
