@@ -40,6 +40,7 @@ import ml_dtypes
 import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
+from norm_bounds import bound
 
 import graphdsl as gd
 from graphdsl import DType
@@ -84,21 +85,24 @@ BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
 UNARY = ["negative", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
          "sigmoid", "relu", "floor", "ceil", "round", "bitwise_not", "logical_not",
          "trunc", "is_nan", "is_inf", "clip", "silu", "tan", "sinh",
-         "cosh", "log1p", "expm1", "atanh", "atan", "asin", "acos"]  # fmt: skip
+         "cosh", "log1p", "expm1", "atanh", "atan", "asin", "acos", "erf"]  # fmt: skip
 REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "var", "std", "logsumexp"]
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
 INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "scatter_nd_add",
              "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
+NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
                             "tan", "sinh", "cosh", "log1p", "expm1", "atanh",
-                            "atan", "asin", "acos"})
+                            "atan", "asin", "acos", "erf", "gelu"})
 # ... or the order of accumulation.
 ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax",
                              # sums, and exp and log in logsumexp and logsoftmax
-                             "var", "std", "logsumexp", "logsoftmax"})  # fmt: skip
+                             "var", "std", "logsumexp", "logsoftmax",
+                             # sums of squares (in float32 for float32 and narrower)
+                             "layer_norm", "rms_norm", "group_norm"})  # fmt: skip
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
@@ -280,7 +284,15 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
             # x * sigmoid(x): where sigmoid(x) is subnormal in the compute dtype, Exp's last
             # bit there (one smallest subnormal) is multiplied by |x|
             atol = 2 * float(np.max(_abs_finite(operands[0]), initial=0.0)) * _sub(acc)
+        if op == "gelu":
+            # 1 + erf (1 + tanh) in float32 cancels below x = -3: a few u of it, times |x|/2
+            # (tests/norm_bounds.py); "quick" runs in float64: silu's subnormal term
+            top = float(np.max(_abs_finite(operands[0]), initial=0.0))
+            quick = node.attrs.get("approximate") == "quick"
+            atol = 2 * top * _sub(T.float64) if quick else 2 * e * top
         return Tol(4 * e + eo, atol + sub)
+    if op in ("layer_norm", "rms_norm", "group_norm"):
+        return _norm_tol(node, operands)
     x = _abs_finite(operands[0])
     big = max(float(_finfo(acc).max), 0.0)
     if op == "matmul":
@@ -343,6 +355,17 @@ def _moment_tol(
     if node.op == "std":
         atol = math.sqrt(atol)
     return Tol(4 * e + 2 * eo, atol + sub, over)
+
+
+def _norm_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
+    """A norm of exact operands: the largest of its per-element bounds (tests/norm_bounds.py);
+    not compared where its float32 squares or sums overflow (the export's 0 or NaN, the
+    reference's float64 value)."""
+    b = bound(node.op, node.attrs, operands, run_node(node, operands, {}))
+    eo, sub = _eps(node.dtype), _sub(node.dtype)  # (never EXACT, even for empty operands)
+    if b.overflows:
+        return Tol(eo, math.inf, True)
+    return Tol(eo, float(np.max(b.bound[np.isfinite(b.bound)], initial=0.0)) + sub)
 
 
 def tolerances(
@@ -776,6 +799,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "select":
         _select_step(b, op)
         return
+    if family == "norm":
+        _norm_step(b, op)
+        return
     _shape_step(b, op)
 
 
@@ -973,6 +999,51 @@ def _binary_operator(op: str, x: Any, y: Any) -> gd.Symbol:
     return out
 
 
+def _norm_step(b: _Builder, op: str) -> None:
+    """gelu (each approximation) of any exact value; layer_norm and rms_norm over a static last
+    dimension, group_norm over a static channel dimension split into a divisor of groups, with
+    gamma/beta/weight constants of random dtypes (promoting with the input), random epsilons,
+    offsets and rounding points."""
+    g = b.g
+    if op == "gelu":
+        a = b.value(exact=True)
+        assert a is not None
+        approximate = b.pick(["none", "tanh", "quick"])
+        b.add(gd.ops.gelu(a.sym, approximate=approximate),
+              f"gd.ops.gelu({a.code}, approximate={approximate!r})")  # fmt: skip
+        return
+    axis = 1 if op == "group_norm" else -1
+
+    def fits(v: _Value) -> bool:
+        shape = v.sym.shape
+        return len(shape) >= (2 if op == "group_norm" else 1) and isinstance(shape[axis], int)
+
+    a = b.value(exact=True, where=fits)
+    if a is None:
+        assume(False)
+        return
+    size = int(a.sym.shape[axis])
+    params = []
+    for _ in range(1 if op == "rms_norm" else 2):
+        arr, code = b.constant(b.dtype(), (size,))
+        params.append((g.constant(arr), f"g.constant({code})"))
+    epsilon = b.pick([1e-5, 1e-6, 0.25, 1e-12])
+    codes = ", ".join(c for _, c in params)
+    syms = [p for p, _ in params]
+    if op == "layer_norm":
+        b.add(gd.ops.layer_norm(a.sym, *syms, epsilon),
+              f"gd.ops.layer_norm({a.code}, {codes}, {epsilon!r})")  # fmt: skip
+    elif op == "rms_norm":
+        offset = b.pick([0.0, 1.0, -0.5])
+        before = b.chance(0.5)
+        b.add(gd.ops.rms_norm(a.sym, *syms, epsilon, offset, before),
+              f"gd.ops.rms_norm({a.code}, {codes}, {epsilon!r}, {offset!r}, {before})")  # fmt: skip
+    else:
+        groups = b.pick([k for k in range(1, size + 1) if size % k == 0] or [1])
+        b.add(gd.ops.group_norm(a.sym, *syms, groups, epsilon),
+              f"gd.ops.group_norm({a.code}, {codes}, {groups}, {epsilon!r})")  # fmt: skip
+
+
 def _select_step(b: _Builder, op: str) -> None:
     """argmax/argmin and top_k along a non-empty axis of known size (k up to its size),
     argsort along any axis, cumsum of a value that is not bool: on exact values only (the
@@ -1024,6 +1095,7 @@ FAMILY: dict[str, str] = {
     **{op: "shape" for op in SHAPE_OPS},
     **{op: "index" for op in INDEX_OPS},
     **{op: "select" for op in SELECT_OPS},
+    **{op: "norm" for op in NORM_OPS},
     "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
@@ -1031,7 +1103,8 @@ FAMILY: dict[str, str] = {
 # every op equally likely (casts twice as likely), drawn uniformly (Builder.pick_uniform);
 # float mean, softmax and the other statistics are order-dependent: moderate cases only
 STEP_OPS = [*FAMILY, "cast"]
-MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax")
+MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax", "layer_norm",
+                 "rms_norm", "group_norm")  # fmt: skip
 WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 
 

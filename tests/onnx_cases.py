@@ -62,6 +62,8 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops.update(_indexing_cases())
     # selection and scans, and the statistical reductions (argmax, top_k, cumsum, var...)
     ops.update(_selection_cases())
+    # erf, gelu; the norms with gamma/beta/weight constants of the input's dtype
+    ops.update(_norm_cases())
     for to in DTYPES:
         ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
     return ops
@@ -119,6 +121,34 @@ def _selection_cases() -> dict[str, tuple[int, Build]]:
     ops["logsoftmax"] = (1, lambda s: gd.ops.logsoftmax(s[0]))
     ops["logsoftmax_axis0"] = (1, lambda s: gd.ops.logsoftmax(s[0], axis=0))
     return ops
+
+
+def _norm_cases() -> dict[str, tuple[int, Build]]:
+    """erf and gelu (each approximation); layer_norm, rms_norm (Llama's, with an offset, and
+    Gemma's) and group_norm on [N=6, C=4] in 2 groups, their 1-D operands constants of the
+    input's dtype (signed and fractional for floats)."""
+
+    def vec(s: gd.Symbol, floats: list[float], ints: list[int]) -> gd.Symbol:
+        values = np.array(floats if s.dtype.is_float else ints, np.float64)
+        return s.graph.constant(values.astype(s.dtype.np))
+
+    def gamma(s: gd.Symbol) -> gd.Symbol:
+        return vec(s, [1.5, -2.0, 0.5, 3.0], [1, 2, 3, 1])
+
+    def beta(s: gd.Symbol) -> gd.Symbol:
+        return vec(s, [0.25, -1.0, 0.0, 2.0], [0, 1, 2, 0])
+
+    return {
+        "erf": (1, lambda s: gd.ops.erf(s[0])),
+        "gelu": (1, lambda s: gd.ops.gelu(s[0])),
+        "gelu_tanh": (1, lambda s: gd.ops.gelu(s[0], approximate="tanh")),
+        "gelu_quick": (1, lambda s: gd.ops.gelu(s[0], approximate="quick")),
+        "layer_norm": (1, lambda s: gd.ops.layer_norm(s[0], gamma(s[0]), beta(s[0]))),
+        "rms_norm": (1, lambda s: gd.ops.rms_norm(s[0], gamma(s[0]))),
+        "rms_norm_offset": (1, lambda s: gd.ops.rms_norm(s[0], gamma(s[0]), weight_offset=0.3)),
+        "rms_norm_gemma": (1, lambda s: gd.ops.rms_norm(s[0], gamma(s[0]), 1e-6, 1.0, True)),
+        "group_norm": (1, lambda s: gd.ops.group_norm(s[0], gamma(s[0]), beta(s[0]), 2)),
+    }
 
 
 CASES = _cases()
