@@ -141,17 +141,18 @@ def _group_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> 
     shape = node.inputs[0].shape
     groups = int(node.attrs["num_groups"])
     epsilon = float(node.attrs["epsilon"])
-    full = b.node("Shape", [x.name], T.int64).name
-    grouped = b.node("Reshape", [x.name, _group_shape(b, full, shape, groups)], f)
     spatial = [int(d) if isinstance(d, int) else -1 for d in shape[2:]]
     rest = -1 if -1 in spatial else int(shape[1]) // groups * int(np.prod(spatial))
     if _kernel(b, f, rest):
-        size = b.node("Shape", [grouped.name], T.int64, start=2).name
-        ones = b.node("Expand", [b.scalar(1.0, f).name, size], f)
+        # every size but N static and positive: Reshape's 0 keeps N (allowzero=0)
+        grouped = b.node("Reshape", [x.name, b.int64s([0, groups, rest])], f)
+        ones = b.node("Expand", [b.scalar(1.0, f).name, b.int64s([rest])], f)
         z = _layer_norm_kernel(b, grouped, ones, None, epsilon)
+        z = b.node("Reshape", [z.name, b.int64s([0, *(int(d) for d in shape[1:])])], f)
     else:
-        z = _normalized(b, grouped, epsilon)
-    z = b.node("Reshape", [z.name, full], f)
+        full = b.node("Shape", [x.name], T.int64).name
+        grouped = b.node("Reshape", [x.name, _group_shape(b, full, shape, groups)], f)
+        z = b.node("Reshape", [_normalized(b, grouped, epsilon).name, full], f)
     per_channel = b.int64s([-1] + [1] * (len(shape) - 2))
     g = b.node("Reshape", [gamma.name, per_channel], f)
     beta_c = b.node("Reshape", [beta.name, per_channel], f)
