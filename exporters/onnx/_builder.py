@@ -77,6 +77,12 @@ class Builder:
         self.external: ExternalData | None = None
         # lowerings that emit one ONNX node for several graphdsl nodes (Split, TopK) keep it here
         self.memo: dict[tuple[Any, ...], Any] = {}
+        # set by a lowering that reads past a node it made (the exporter then drops the
+        # nodes nothing uses)
+        self.bypassed = False
+        # float values known to hold no -0.0 (constants without one, values converted from
+        # integers): select() needs no sign repair when one of them is its first branch
+        self.no_negative_zero: set[str] = set()
 
     # ------------------------------------------------------------------ basics
 
@@ -108,6 +114,8 @@ class Builder:
             self.initializers.add().CopyFrom(_tensor(arr, dt, name))
         if key is not None:
             self._consts[key] = name
+        if dt.kind is not Kind.float or not (np.signbit(arr) & (arr == 0)).any():
+            self.no_negative_zero.add(name)
         return V(name, dt)
 
     def int64s(self, values: Sequence[int]) -> str:
@@ -138,6 +146,8 @@ class Builder:
                 hit = self._to_float8(v, dst)
             else:
                 hit = self.node("Cast", [v.name], to, "cast", to=onnx_type(dst))
+            if src.kind is not Kind.float or v.name in self.no_negative_zero:
+                self.no_negative_zero.add(hit.name)  # an integer converts to +0.0, never -0.0
             self._casts[key] = hit
         return hit
 
@@ -231,32 +241,43 @@ class Builder:
     def select(self, cond: V, x: V, y: V) -> V:
         """``Where(cond, x, y)``, legalized (Where is exact under widening and reinterpretation).
 
-        onnxruntime 1.31's float Where returns +0.0 for a selected -0.0 (not always); for
-        floats the result is rebuilt as |r| * s, with s the sign of the chosen operand
-        where r is zero and of r itself elsewhere (s is +-1: selecting it loses nothing).
+        onnxruntime's float Where (1.31 and 1.32, every float type, measured) gives +0.0 where
+        it picks a -0.0 from its first branch; from its second branch it copies exactly, NaN
+        payloads and -0.0 included. So: a first branch that holds no -0.0 (a constant, or a
+        value converted from an integer) is one Where; a second branch that holds none swaps
+        places with it (Where(not cond, y, x)); otherwise the result is multiplied by -1 where
+        cond holds, x is -0.0 (x == 0 and 1 / x < 0) and the result is +0.0 (1 / r > 0).
         """
-        r = self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
         if storage(x.dtype).kind is not Kind.float:
-            return r
+            return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+        if x.name in self.no_negative_zero:
+            return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+        if y.name in self.no_negative_zero:
+            not_cond = self.node("Not", [cond.name], T.bool)
+            return self.elementwise("Where", [y, x], fixed=[not_cond.name], bits=True)
+        r = self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
         f = T.float32 if x.dtype in NARROW else storage(x.dtype)
-        rf = self.cast(r, f)
-        # the chosen operand's sign bit (Where has no bool kernel on CPU: spelled in logic)
-        from_x = self.node("And", [cond.name, self.signbit(self.cast(x, f)).name], T.bool)
-        not_cond = self.node("Not", [cond.name], T.bool)
-        from_y = self.node("And", [not_cond.name, self.signbit(self.cast(y, f)).name], T.bool)
-        negative = self.node("Or", [from_x.name, from_y.name], T.bool)
-        zero_f = self.scalar(0.0, f)
-        zero = self.node("Equal", [rf.name, zero_f.name], T.bool)
-        zero_neg = self.node("And", [zero.name, negative.name], T.bool)
-        nonzero_neg = self.node(
-            "And", [self.node("Not", [zero.name], T.bool).name,
-                    self.node("Less", [rf.name, zero_f.name], T.bool).name], T.bool,
+        xf = self.cast(x, f)
+        zero = self.scalar(0.0, f)
+        inv = self.node("Div", [self.scalar(1.0, f).name, xf.name], f)
+        negative_zero = self.node(
+            "And", [self.node("Equal", [xf.name, zero.name], T.bool).name,
+                    self.node("Less", [inv.name, zero.name], T.bool).name], T.bool,
         )  # fmt: skip
-        neg = self.node("Or", [zero_neg.name, nonzero_neg.name], T.bool)
-        sign = self.node("Where", [neg.name, self.scalar(-1.0, f).name,
+        rf = self.cast(r, f)
+        # where the answer is x's -0.0 but r holds +0.0 (a backend whose Where copies
+        # exactly, such as onnx's reference evaluator, keeps -0.0: no flip there)
+        positive = self.node(
+            "Greater", [self.node("Div", [self.scalar(1.0, f).name, rf.name], f).name,
+                        zero.name], T.bool,
+        )  # fmt: skip
+        lost = self.node(
+            "And", [self.node("And", [cond.name, negative_zero.name], T.bool).name,
+                    positive.name], T.bool,
+        )  # fmt: skip
+        sign = self.node("Where", [lost.name, self.scalar(-1.0, f).name,
                                    self.scalar(1.0, f).name], f)  # fmt: skip
-        magnitude = self.node("Abs", [rf.name], f)
-        return self.cast(self.node("Mul", [magnitude.name, sign.name], f), x.dtype)
+        return self.cast(self.node("Mul", [rf.name, sign.name], f), x.dtype)
 
     def signbit(self, x: V) -> V:
         """True where ``x`` is negative, -inf or -0.0 (x < 0 or 1 / x < 0; NaN gives False)."""

@@ -166,6 +166,8 @@ def _export(
             if isinstance(d, str):
                 sources.setdefault(d, (nm, axis))
     dims = SymbolicDims(b, sources)
+    for s in lowered.inputs:
+        dims.seen(s.shape, s.attrs["name"])
     for node in lowered.nodes:
         op = node.op
         if op == "input":
@@ -186,7 +188,10 @@ def _export(
                 f"{v.dtype.name}, but the op's result is {out.name}"
             )
         env[node.id] = v
+        dims.seen(node.type.shape, v.name)
     b.context = ""  # drop the reference to the last node (and through it, its graph)
+    if b.bypassed:
+        _drop_unused(b, [env[o.id].name for o in lowered.outputs])
     outputs = _name_outputs(b, lowered, env)
     model = b.model  # built in place (make_graph and make_model would copy every node)
     g = model.graph
@@ -210,6 +215,24 @@ def _export(
 
 
 _NONE = V("", DType.bool)  # a placeholder: every node's value is set before it is read
+
+
+def _drop_unused(b: Builder, outputs: list[str]) -> None:
+    """Remove ONNX nodes whose results nothing uses (a lowering that folded two nodes into
+    one, such as a pair of transposes, leaves the first behind when nothing else reads it)."""
+    needed = set(outputs)
+    keep = []
+    for n in reversed(b.nodes):
+        if any(o in needed for o in n.output):
+            keep.append(n)
+            needed.update(n.input)
+    if len(keep) == len(b.nodes):
+        return
+    kept = [type(n)() for n in reversed(keep)]
+    for new, old in zip(kept, reversed(keep), strict=True):
+        new.CopyFrom(old)
+    del b.nodes[:]
+    b.nodes.extend(kept)
 
 
 def _no_complex(what: str) -> str:

@@ -29,6 +29,13 @@ class SymbolicDims:
         self.b = b
         self.sources = sources
         self._cache: dict[str, str] = {}
+        self._shapes: dict[tuple[int | str, ...], str] = {}
+
+    def seen(self, shape: tuple[int | str, ...], name: str) -> None:
+        """Record that ONNX value ``name`` has ``shape``: a later shape tensor equal to it is
+        one Shape node instead of gathered and concatenated dimensions."""
+        if shape not in self._shapes:
+            self._shapes[shape] = name
 
     def shape_tensor(self, dims: tuple[int | str, ...]) -> str:
         """A 1-D int64 tensor holding ``dims`` (symbolic names and dimensions derived from
@@ -38,6 +45,10 @@ class SymbolicDims:
         key = "shape:" + ",".join(str(d) for d in dims)
         hit = self._cache.get(key)
         if hit is not None:
+            return hit
+        like = self._shapes.get(dims)
+        if like is not None:
+            hit = self._cache[key] = self.b.node("Shape", [like], T.int64).name
             return hit
         parts = []
         for d in dims:
@@ -55,8 +66,21 @@ class SymbolicDims:
         key = f"scalar:{d}"
         hit = self._cache.get(key)
         if hit is None:
-            hit = self.b.node("Reshape", [self._dim(d), self.b.int64s([])], T.int64).name
+            if d in self.sources:  # a scalar index gathers a scalar
+                inp, axis = self.sources[d]
+                scalar_axis = self.b.const(axis, T.int64).name
+                hit = self.b.node("Gather", [self._shape(inp), scalar_axis], T.int64, axis=0).name
+            else:
+                hit = self.b.node("Reshape", [self._dim(d), self.b.int64s([])], T.int64).name
             self._cache[key] = hit
+        return hit
+
+    def _shape(self, inp: str) -> str:
+        """The Shape of graph input ``inp`` (one node per input)."""
+        key = f"shape_of:{inp}"
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self.b.node("Shape", [inp], T.int64).name
         return hit
 
     def _dim(self, name: str) -> str:
@@ -70,8 +94,8 @@ class SymbolicDims:
                     "use a concrete size or a dimension name that an input has",
                 )
             inp, axis = self.sources[name]
-            shape = self.b.node("Shape", [inp], T.int64).name
-            hit = self.b.node("Gather", [shape, self.b.int64s([axis])], T.int64, axis=0).name
+            hit = self.b.node("Gather", [self._shape(inp), self.b.int64s([axis])], T.int64,
+                              axis=0).name  # fmt: skip
             self._cache[name] = hit
         return hit
 

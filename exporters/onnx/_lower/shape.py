@@ -23,7 +23,8 @@ def _reshape(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # hand-written ONNX says it: no Shape/Gather/Concat to rebuild it at run time
         kept = [0 if i < len(source) and source[i] == d else d for i, d in enumerate(target)]
         if all(isinstance(d, int) for d in kept):
-            return _with_shape(b, "Reshape", args[0], b.int64s(kept), allowzero=0)
+            fixed = [int(d) for d in kept]
+            return _with_shape(b, "Reshape", args[0], b.int64s(fixed), allowzero=0)
     shape = dims.shape_tensor(target)
     return _with_shape(b, "Reshape", args[0], shape, allowzero=1)
 
@@ -41,7 +42,21 @@ def _broadcast_to(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -
 
 @register("transpose")
 def _transpose(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    return b.elementwise("Transpose", args, bits=True, perm=list(node.attrs["perm"]))
+    # a transpose of a transpose is one transpose (none if the two cancel): y = x^p, z = y^q
+    # has z[j] = x[p[q[j]]]
+    perm = list(node.attrs["perm"])
+    x = args[0]
+    earlier: tuple[V, list[int]] | None = b.memo.get(("transposed", x.name))
+    if earlier is not None and earlier[0].dtype is x.dtype:
+        source, first = earlier
+        perm = [first[j] for j in perm]
+        b.bypassed = True
+        if perm == sorted(perm):
+            return source
+        x = source
+    out = b.elementwise("Transpose", [x], bits=True, perm=perm)
+    b.memo[("transposed", out.name)] = (x, perm)
+    return out
 
 
 @register("concat")
