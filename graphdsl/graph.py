@@ -82,7 +82,8 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
         return _CURRENT[-1]._apply(op, args, attrs)
     raise OpTypeError(
         f"{op}: no operand is a Symbol, so there is no graph to build in; build it inside "
-        "`with graph:` (MAX's style), or make a constant first with g.constant(...)"
+        "`with graph:` (MAX's style), or make a constant first with g.constant(...) or "
+        "g.scalar(...)"
     )
 
 

@@ -241,6 +241,23 @@ def _unary_on(
 
 _T = gd.DType
 # fmt: off
+def _indexed(fn: Callable[[gd.Symbol], object]) -> object:
+    g = gd.Graph("indexed", input_types={"x": gd.TensorType(gd.float32, ("n", 5))})
+    return fn(g.inputs[0])
+
+
+def _gather_out_of_range(on_onnxruntime: bool) -> Callable[[], object]:
+    def trigger() -> object:
+        g = gd.Graph("gather", input_types={"x": gd.TensorType(gd.float32, ("n", 5)),
+                                            "i": gd.TensorType(gd.int64, (2,))})  # fmt: skip
+        x, i = g.inputs
+        g.output(x[i])
+        data = {"x": np.zeros((2, 5), np.float32), "i": np.array([0, 7])}
+        return run(export(g), data) if on_onnxruntime else gd.evaluate(g, data)
+
+    return trigger
+
+
 CATALOGUE: list[BadInput] = [
     # -- dtype names
     BadInput("dtype-misspelled", 'gd.dtype("flaot32")', lambda: gd.dtype("flaot32"),
@@ -529,7 +546,30 @@ CATALOGUE: list[BadInput] = [
              ("unknown target 'tpu'", "'cpu'", "'cuda'")),
     BadInput("export-complex", "export a graph with complex64 values", _complex_export,
              ExportError, ("complex dtypes cannot be exported", "keep complex values out")),
+    # -- indexing
+    BadInput("index-out-of-range-static", "x[:, 5] on a (n, 5) value",
+             lambda: _indexed(lambda x: x[:, 5]), gd.IndexRangeError,
+             ("index 5 is out of range for axis 1 of size 5", "[-5, 5)")),
+    BadInput("index-out-of-range-evaluate", "x[idx] with idx = [0, 7] for a (n, 5) value",
+             _gather_out_of_range(False), gd.IndexRangeError,
+             ("gather (at", "index 7 is out of range for axis 0", "[-2, 2)")),
+    BadInput("index-out-of-range-run", "run() with idx = [0, 7] for a (n, 5) value",
+             _gather_out_of_range(True), RunError,
+             ("gather at bad_input_catalogue.py", "indices element out of data bounds")),
+    BadInput("index-symbolic-slice", "x[1:] on a symbolic first dimension",
+             lambda: _indexed(lambda x: x[1:]), gd.ShapeError,
+             ("symbolic dimension 'n'", "name it as MAX does", "slice_tensor")),
+    BadInput("index-boolean-mask", "x[mask] with a boolean mask",
+             lambda: _indexed(lambda x: x[np.array([True, False])]), gd.OpTypeError,
+             ("boolean mask", "gd.ops.where")),
+    BadInput("index-float-indices", "gd.ops.gather(x, [0.5])",
+             lambda: _indexed(lambda x: gd.ops.gather(x, np.array([0.5]))), gd.OpTypeError,
+             ("must have an integer dtype", "gd.ops.cast(indices, gd.int64)")),
+    BadInput("range-outside-a-graph", "gd.ops.range(0, 3) outside `with graph:`",
+             lambda: gd.ops.range(0, 3), gd.OpTypeError,
+             ("no operand is a Symbol", "with graph")),
 ]
+
 # fmt: on
 
 
