@@ -9,13 +9,13 @@ from graphdsl.builtin_policies import implicit_cast_type, policy, policy_names
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
 from graphdsl.evaluate import evaluate
 from graphdsl.graph import Graph, GraphError, OpTypeError, Symbol, TensorType
-from graphdsl.types import IndexRangeError
 from graphdsl.inputs import InputError
 from graphdsl.lattice import Lattice, LatticeError, Weak
 from graphdsl.literals import LiteralError
 from graphdsl.ops import implicit_cast
 from graphdsl.policies import LiteralRule, Policy, Promoted, PromotionError
 from graphdsl.shapes import ShapeError
+from graphdsl.types import IndexRangeError
 
 bool_ = DType.bool
 bool = DType.bool  # gd.bool, as jnp.bool

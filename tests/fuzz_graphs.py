@@ -90,8 +90,12 @@ REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "var", "std", "
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
 INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "scatter_nd_add",
              "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
+# public functions that build other ops (tests/test_op_catalogue.py COMPOSITES)
+COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_interleave",
+                 "stack", "tril", "triu", "unsqueeze"]  # fmt: skip
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
+VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
@@ -102,7 +106,11 @@ ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax",
                              # sums, and exp and log in logsumexp and logsoftmax
                              "var", "std", "logsumexp", "logsoftmax",
                              # sums of squares (in float32 for float32 and narrower)
-                             "layer_norm", "rms_norm", "group_norm"})  # fmt: skip
+                             "layer_norm", "rms_norm", "group_norm",
+                             # window sums; resize's weights (float32 coordinates; nearest
+                             # resize is exact: its tolerance is EXACT)
+                             "conv2d", "conv3d", "conv2d_transpose", "avg_pool2d",
+                             "resize"})  # fmt: skip
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
@@ -110,7 +118,7 @@ PASSTHROUGH = frozenset({"negative", "abs", "relu", "maximum", "minimum", "max",
                          "reshape", "transpose", "broadcast_to", "concat", "expand_dims",
                          "squeeze", "where", "cast", "gather", "gather_nd", "scatter",
                          "scatter_nd", "slice_tensor", "band_part", "split",
-                         "tile"})  # fmt: skip
+                         "tile", "max_pool2d", "pad"})  # fmt: skip
 
 Scalar = bool | int | float
 
@@ -193,7 +201,10 @@ def is_approx(node: gd.Symbol, approx: Mapping[int, bool]) -> bool:
     if node.op in ("input", "literal", "constant"):
         return False
     floats = any(d.is_float for d in node.in_dtypes)
-    if floats and node.op in TRANSCENDENTAL | ORDER_DEPENDENT:
+    # (nearest resize only picks elements)
+    if floats and node.op in TRANSCENDENTAL | ORDER_DEPENDENT and (
+        node.attrs.get("interpolation") != "nearest"
+    ):
         return True
     return any(approx.get(id(i), False) for i in node.inputs)
 
@@ -293,6 +304,8 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
         return Tol(4 * e + eo, atol + sub)
     if op in ("layer_norm", "rms_norm", "group_norm"):
         return _norm_tol(node, operands)
+    if op in VISION_OPS:
+        return _window_tol(node, operands)
     x = _abs_finite(operands[0])
     big = max(float(_finfo(acc).max), 0.0)
     if op == "matmul":
@@ -366,6 +379,36 @@ def _norm_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     if b.overflows:
         return Tol(eo, math.inf, True)
     return Tol(eo, float(np.max(b.bound[np.isfinite(b.bound)], initial=0.0)) + sub)
+
+
+def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
+    """The vision ops on exact operands. A convolution or average pool output sums n terms
+    (products and a bias, or window elements over the divisor), within (n + 2) eps of their
+    absolute sum s: the op applied to |operands| (its largest output). Bilinear and bicubic
+    resize: onnxruntime computes the half-pixel coordinate in float32, off by a few eps times
+    the input size, which moves the weights (slopes <= 1.5 on each of <= 4 taps): within
+    24 (n_in + 2) eps of the largest |x|. Nearest resize is exact."""
+    from graphdsl.opdef import OPS
+
+    d, out = node.in_dtypes[0], node.dtype
+    e, eo, sub = _eps(_acc(d)), _eps(out), _sub(out)
+    x = _abs_finite(operands[0])
+    if node.op == "resize":
+        if node.attrs["interpolation"] == "nearest":
+            return EXACT
+        n_in = max(x.shape[2:])
+        top = float(np.max(x, initial=0.0))
+        return Tol(4 * e + 2 * eo, 24 * (n_in + 2) * e * top + sub)
+    with np.errstate(all="ignore"):
+        total = OPS[node.op].impl([_abs_finite(o) for o in operands], node.attrs, node.type)
+    s = float(np.max(_abs_finite(total), initial=0.0))
+    kernel = node.attrs.get("kernel_size") or node.inputs[1].shape[2:]
+    n = math.prod(int(k) for k in kernel)
+    if node.op != "avg_pool2d":
+        n = n * int(node.inputs[0].shape[1]) + 1  # every input channel, a bias
+    big = float(_finfo(_acc(d)).max)
+    over = s >= big / 2 or s >= float(out.max) / 2
+    return Tol(2 * eo + 2 * e, (n + 2) * e * s + sub, over)
 
 
 def tolerances(
@@ -607,7 +650,18 @@ class _Builder:
 
     def add(self, sym: gd.Symbol, code: str) -> None:
         name = f"v{len(self.values)}"
-        approx = is_approx(sym, {id(v.sym): v.approx for v in self.values})
+        # approximate if any node between it and the values drawn so far is (a composite such
+        # as stack, or a channels-last vision op, builds several)
+        known = {id(v.sym): v.approx for v in self.values}
+
+        def approx_of(s: gd.Symbol) -> bool:
+            if id(s) not in known:
+                for i in s.inputs:
+                    approx_of(i)
+                known[id(s)] = is_approx(s, known)
+            return known[id(s)]
+
+        approx = approx_of(sym)
         self.values.append(_Value(sym, name, approx))
         self.lines.append(f"{name} = {code}")
         self.ops.append(sym.op)
@@ -796,11 +850,17 @@ def _step(b: _Builder, op: str) -> None:
     if family == "index":
         _index_step(b, op)
         return
+    if family == "composite":
+        _composite_step(b, op)
+        return
     if family == "select":
         _select_step(b, op)
         return
     if family == "norm":
         _norm_step(b, op)
+        return
+    if family == "vision":
+        _vision_step(b, op)
         return
     _shape_step(b, op)
 
@@ -925,6 +985,59 @@ def _index_step(b: _Builder, op: str) -> None:
                   f"gd.ops.{op}({x.code}, {ucode}, {icode}, axis={ax})")  # fmt: skip
 
 
+def _composite_step(b: _Builder, op: str) -> None:
+    """The compositions (each builds existing ops); recorded under their own name too."""
+    rank_needed = {"outer": 1, "tril": 2, "triu": 2}.get(op, 0)
+    a = b.value(where=lambda v: v.sym.rank >= rank_needed)
+    if a is None:
+        assume(False)
+        return
+    s = a.sym
+    if op == "flatten":
+        lo = b.draw(st.integers(0, max(s.rank - 1, 0)))
+        b.add(gd.ops.flatten(s, lo), f"gd.ops.flatten({a.code}, {lo})")
+    elif op == "permute":
+        perm = list(b.draw(st.permutations(range(s.rank))))
+        b.add(gd.ops.permute(s, perm), f"gd.ops.permute({a.code}, {perm})")
+    elif op == "unsqueeze":
+        ax = b.draw(st.integers(-(s.rank + 1), s.rank))
+        b.add(gd.ops.unsqueeze(s, ax), f"gd.ops.unsqueeze({a.code}, {ax})")
+    elif op in ("tril", "triu"):
+        k = b.pick([0, 1, -1, 2])
+        b.add(getattr(gd.ops, op)(s, k), f"gd.ops.{op}({a.code}, {k})")
+    elif op == "stack":
+        same = b.value(where=lambda v: v.sym.shape == s.shape)
+        other = same if same is not None else a
+        ax = b.draw(st.integers(-(s.rank + 1), s.rank))
+        b.add(gd.ops.stack([s, other.sym], ax), f"gd.ops.stack([{a.code}, {other.code}], {ax})")
+    elif op == "repeat_interleave":
+        reps = b.pick([0, 1, 2, 3])
+        ax = None if s.rank == 0 or b.chance(0.3) else b.draw(st.integers(-s.rank, s.rank - 1))
+        b.add(gd.ops.repeat_interleave(s, reps, ax),
+              f"gd.ops.repeat_interleave({a.code}, {reps}, {ax})")  # fmt: skip
+    elif op == "chunk":
+        axes = [i for i, d in enumerate(s.shape) if isinstance(d, int)]
+        if not axes:
+            assume(False)
+            return
+        ax, n, k = b.pick(axes), b.pick([1, 2, 3]), b.pick([0, -1])
+        b.add(gd.ops.chunk(s, n, ax)[k], f"gd.ops.chunk({a.code}, {n}, {ax})[{k}]")
+    elif op == "outer":
+        v = s.reshape(-1) if s.rank != 1 else s
+        other = b.value(where=lambda w: w.sym.rank == 1)
+        rhs = other.sym if other is not None else v
+        b.add(gd.ops.outer(v, rhs), f"gd.ops.outer({a.code}.reshape(-1), ...)")
+    else:  # one_hot: integer values as indices
+        ints = b.value(exact=True, where=lambda w: w.sym.dtype.kind in (gd.Kind.signed,
+                                                                      gd.Kind.unsigned))
+        if ints is None:
+            assume(False)
+            return
+        depth = b.pick([0, 1, 3, 5])
+        b.add(gd.ops.one_hot(ints.sym, depth), f"gd.ops.one_hot({ints.code}, {depth})")
+    b.ops.append(op)
+
+
 def _shape_step(b: _Builder, op: str) -> None:
     g = b.g
     a = b.value(where=lambda v: v.sym.rank >= 1) if op in ("concat", "transpose") else b.value()
@@ -997,6 +1110,99 @@ def _binary_operator(op: str, x: Any, y: Any) -> gd.Symbol:
     out = fns[op](x, y)
     assert isinstance(out, gd.Symbol), f"{op} with operator syntax gave {type(out).__name__}"
     return out
+
+
+def _image(b: _Builder, a: _Value, nd: int, last: bool) -> tuple[gd.Symbol, str]:
+    """Value ``a`` (of rank <= nd + 1) as an image with one channel: its axes the trailing
+    spatial ones (its first the batch when it has nd + 1), channels last or first."""
+    lead = nd + 1 - a.sym.rank
+    if last:
+        axes: tuple[int, ...] = (*range(lead), nd + 1)
+    else:
+        axes = (1,) if lead == 0 else tuple(range(lead + 1))
+    return gd.ops.expand_dims(a.sym, axes), f"gd.ops.expand_dims({a.code}, {axes!r})"
+
+
+def _add_built(b: _Builder, op: str, sym: gd.Symbol, code: str) -> None:
+    """``b.add`` for the result of vision op ``op``, counted as ``op`` (the value itself may
+    be a transpose back to channels last)."""
+    b.add(sym, code)
+    b.ops[-1] = op
+
+
+def _vision_step(b: _Builder, op: str) -> None:
+    """pad of any value (random counts and mode); the others on a value of rank 1 to 3 made
+    a one-channel image (NHWC or NCHW; NCHW for resize) with random kernels, strides,
+    dilations and paddings (ceil mode too), float filters and biases of random dtypes
+    (promoting with the image); bilinear and bicubic resize in moderate cases only."""
+    if op == "pad":
+        a = b.value()
+        assert a is not None
+        pads = tuple(b.pick([0, 0, 1, 2]) for _ in range(2 * a.sym.rank))
+        mode = b.pick(["constant", "constant", "reflect", "edge"])
+        value = b.pick([0, 1])
+        b.add(gd.ops.pad(a.sym, pads, mode, value),
+              f"gd.ops.pad({a.code}, {pads!r}, {mode!r}, {value!r})")  # fmt: skip
+        return
+    nd = 3 if op == "conv3d" else 2
+
+    def fits(v: _Value) -> bool:
+        # (a transposed convolution of float64 exports for static spatial sizes only)
+        spatial = v.sym.shape[1:] if v.sym.rank == nd + 1 else v.sym.shape
+        static = op != "conv2d_transpose" or all(isinstance(d, int) for d in spatial)
+        return 1 <= v.sym.rank <= nd + 1 and static
+
+    a = b.value(exact=op != "max_pool2d", where=fits)
+    if a is None:
+        assume(False)
+        return
+    last = op != "resize" and b.chance(0.5)
+    x, xcode = _image(b, a, nd, last)
+    layout = {"input_layout": ("NDHWC" if last else "NCDHW") if nd == 3 else
+              ("NHWC" if last else "NCHW")}  # fmt: skip
+    spatial = x.shape[1:-1] if last else x.shape[2:]
+    if op == "resize":
+        mode = b.pick(["nearest", "bilinear", "bicubic"]) if b.moderate else "nearest"
+        size = (*x.shape[:2], b.pick([1, 2, 3, 5]), b.pick([1, 2, 4, 6]))
+        _add_built(b, op, gd.ops.resize(x, size, mode), f"gd.ops.resize({xcode}, {size!r}, {mode!r})")
+        return
+    static = [d if isinstance(d, int) else None for d in spatial]
+    kernel = tuple(b.pick([1, 1, 2, 3]) if d is None else b.pick(list(range(1, min(max(d, 1), 3) + 1)))
+                   for d in static)  # fmt: skip
+    stride = tuple(1 if d is None else b.pick([1, 1, 2]) for d in static)
+    dilation = tuple(1 if d is None else b.pick([1, 1, 2]) for d in static)
+    if op in ("max_pool2d", "avg_pool2d"):
+        padding = tuple(k // 2 if d is None else b.pick([0, k // 2])
+                        for k, d in zip(kernel, static, strict=True))  # fmt: skip
+        more: dict[str, Any] = {"stride": stride, "dilation": dilation, "padding": padding,
+                                "ceil_mode": b.chance(0.4), **layout}  # fmt: skip
+        if op == "avg_pool2d":
+            more["count_boundary"] = b.chance(0.5)
+        call = ", ".join(f"{k}={v!r}" for k, v in more.items())
+        fn = getattr(gd.ops, op)
+        _add_built(b, op, fn(x, kernel, **more), f"gd.ops.{op}({xcode}, {kernel!r}, {call})")
+        return
+    g = b.g
+    fout = b.pick([1, 2])
+    ks = list(kernel)
+    fshape = (*ks, fout, 1) if op == "conv2d_transpose" else (*ks, 1, fout)
+    if not last:  # FCRS: (F, C, *K), and (C_in, C_out, *K) for the transpose
+        fshape = (1, fout, *ks) if op == "conv2d_transpose" else (fout, 1, *ks)
+    filt, fcode = b.constant(b.dtype(FLOAT_CASTS), fshape)
+    padding = tuple(b.pick([0, 0, 1]) for _ in range(2 * nd))
+    more = {"stride": stride, "dilation": dilation, "padding": padding, **layout}
+    if op == "conv2d_transpose":
+        more["output_paddings"] = tuple(b.pick([0, s - 1]) for s in stride)
+    if b.chance(0.3):
+        bias, bcode = b.constant(b.dtype(FLOAT_CASTS), (fout,))
+        more["bias"] = g.constant(bias)
+        code = f"bias=g.constant({bcode}), "
+    else:
+        code = ""
+    call = code + ", ".join(f"{k}={v!r}" for k, v in more.items() if k != "bias")
+    fn = getattr(gd.ops, op)
+    _add_built(b, op, fn(x, g.constant(filt), **more),
+               f"gd.ops.{op}({xcode}, g.constant({fcode}), {call})")  # fmt: skip
 
 
 def _norm_step(b: _Builder, op: str) -> None:
@@ -1094,8 +1300,10 @@ FAMILY: dict[str, str] = {
     **{op: "reduce" for op in REDUCTIONS},
     **{op: "shape" for op in SHAPE_OPS},
     **{op: "index" for op in INDEX_OPS},
+    **{op: "composite" for op in COMPOSITE_OPS},
     **{op: "select" for op in SELECT_OPS},
     **{op: "norm" for op in NORM_OPS},
+    **{op: "vision" for op in VISION_OPS},
     "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
@@ -1104,7 +1312,8 @@ FAMILY: dict[str, str] = {
 # float mean, softmax and the other statistics are order-dependent: moderate cases only
 STEP_OPS = [*FAMILY, "cast"]
 MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax", "layer_norm",
-                 "rms_norm", "group_norm")  # fmt: skip
+                 "rms_norm", "group_norm", "conv2d", "conv3d", "conv2d_transpose",
+                 "avg_pool2d")  # fmt: skip
 WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 
 
