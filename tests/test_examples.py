@@ -152,6 +152,16 @@ def check_saved_model(out: str, cwd: Path) -> None:
     assert (cwd / "saved_model.onnx").stat().st_size > 0
 
 
+def _check_block(name: str, nodes: int) -> Callable[[str, Path], None]:
+    def check(out: str, cwd: Path) -> None:
+        assert f"graph {name}: " in out and f"-> {nodes} ONNX nodes" in out
+        errors = [float(e) for e in re.findall(r"max \|onnxruntime - evaluate\| = (\S+)", out)]
+        assert len(errors) == 3 and max(errors) < 1e-5  # float32 rounding of O(1) values
+        assert (cwd / f"{name}.onnx").stat().st_size > 0
+
+    return check
+
+
 CHECKS: dict[str, Callable[[str, Path], None]] = {
     "quickstart.py": check_quickstart,
     "mlp_bf16.py": check_mlp_bf16,
@@ -159,6 +169,9 @@ CHECKS: dict[str, Callable[[str, Path], None]] = {
     "policies_side_by_side.py": check_policies_side_by_side,
     "custom_lattice.py": check_custom_lattice,
     "saved_model.py": check_saved_model,
+    # ONNX node counts: those of the hand-written models (tests/test_transformer_blocks.py)
+    "gpt2_block.py": _check_block("gpt2_block", 36),
+    "llama_block.py": _check_block("llama_block", 65),
 }
 
 

@@ -46,9 +46,11 @@ _np_fn: Callable[..., Any]
 
 
 def silu(x: Operand) -> Symbol:
-    """x * sigmoid(x) (SiLU, Swish), as MAX's ``silu``, with sigmoid as
-    :func:`~graphdsl.ops.unary.sigmoid` computes it. Floating only: integers and bool compute
-    in the policy's default float.
+    """x * sigmoid(x) (SiLU, Swish), MAX's ``silu``, computed as ``x / (1 + exp(-x))`` (as
+    PyTorch's CPU kernel does): four steps in the result's float type (float32 for narrower
+    ones). Below about -88.7 in float32 (-709.8 in float64) ``exp(-x)`` overflows and the
+    result is -0.0, where x times a separately computed sigmoid would keep a subnormal.
+    Floating only: integers and bool compute in the policy's default float.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("silu", input_types={"x": gd.TensorType(gd.float32, (3,))})
@@ -58,13 +60,13 @@ def silu(x: Operand) -> Symbol:
     TensorType(float32[3])
     >>> g.output(z)
     >>> gd.evaluate(g, {"x": np.array([0.0, 1.0, -2.0], gd.float32.np)})[0]
-    array([ 0.        ,  0.7310586 , -0.23840584], dtype=float32)
+    array([ 0.        ,  0.7310586 , -0.23840587], dtype=float32)
     """
     return op("silu", x)
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    return np.asarray(x * _sigmoid(x))
+    return np.asarray(x / (1 + np.exp(-x)))
 
 
 def tan(x: Operand) -> Symbol:
@@ -222,7 +224,7 @@ def acos(x: Operand) -> Symbol:
 for _fn, _np_fn in ((silu, _silu), (tan, np.tan), (sinh, np.sinh), (cosh, np.cosh),
                     (log1p, np.log1p), (expm1, np.expm1), (atanh, np.arctanh),
                     (atan, np.arctan), (asin, np.arcsin), (acos, np.arccos)):  # fmt: skip
-    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_np_fn),
+    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math"), np_impl(_np_fn),
            "floating; integers -> default float")  # fmt: skip
 
 
@@ -258,7 +260,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erfc_ufunc(np.asarray(x, np.float64)), np.float64)
 
 
-define(erf, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_erf),
+define(erf, elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math"), np_impl(_erf),
        "floating; integers -> default float")  # fmt: skip
 
 GELU_APPROXIMATIONS = ("none", "tanh", "quick")
@@ -308,7 +310,7 @@ def _gelu_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
             f"gelu's approximate must be one of {', '.join(map(repr, GELU_APPROXIMATIONS))}, "
             f"got {approximate!r}"
         )
-    return elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+    return elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math")(p, types, attrs)
 
 
 def _gelu(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:

@@ -37,11 +37,13 @@ def _sigmoid_f(b: Builder, x: V) -> V:
 
 @register("silu")
 def _silu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    # x * sigmoid(x) in float32 for narrow floats, one rounding at the end (the reference's
-    # steps: inexact only through Exp)
+    # x / (1 + exp(-x)) in float32 for narrow floats, one rounding at the end (the
+    # reference's steps: inexact only through Exp); 4 nodes
     out = args[0].dtype
     x = b.cast(args[0], T.float32 if out in NARROW else storage(out))
-    return b.cast(b.elementwise("Mul", [x, _sigmoid_f(b, x)]), out)
+    denom = b.elementwise("Add", [b.scalar(1.0, x.dtype),
+                                  b.elementwise("Exp", [b.elementwise("Neg", [x])])])  # fmt: skip
+    return b.cast(b.elementwise("Div", [x, denom]), out)
 
 
 def _wide(b: Builder, x: V) -> V:
