@@ -2,18 +2,70 @@
 
 >>> import graphdsl as gd
 >>> gd.policy_names()
-['default', 'jax', 'jax-x32', 'jax-strict', 'max', 'anvil', 'array-api']
+['default', 'jax', 'jax-x32', 'jax-strict', 'max', 'max-graph', 'anvil', 'array-api']
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from graphdsl import lattices as _lat
 from graphdsl.dtypes import DType
-from graphdsl.policies import Policy
+from graphdsl.policies import OpTyping, Policy, Promoted
 
 __all__ = ["implicit_cast_type", "policy", "policy_names"]
 
+T = DType
 _X64 = {"int": DType.int64, "float": DType.float64, "complex": DType.complex128}
+
+# max.graph's ranges of Python ints it converts to each dtype (``_DTYPE_MIN_AND_MAX_FULL_
+# PRECISION`` in max/graph/dtype_promotion.py; every recorded cell of
+# tests/data/max_graph_promotion.json agrees): integers their whole range; float16, bfloat16,
+# float32 and float64 the integers up to 2**(significand bits + 1), even where a larger one
+# is exact (2**31 into float32 is refused); float8_e4m3fn its largest value, 448; and
+# float8_e5m2 1.10 * 2**16, above its largest value 57344 (recorded: 65536 is accepted).
+_INTEGERS = (T.bool, T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32, T.uint64)
+_MAX_GRAPH_INT_RANGES: dict[DType, tuple[int | float, int | float]] = {
+    **{d: (d.min, d.max) for d in _INTEGERS},
+    T.float16: (-(2**11), 2**11),
+    T.bfloat16: (-(2**8), 2**8),
+    T.float32: (-(2**24), 2**24),
+    T.float64: (-(2**53), 2**53),
+    T.float8_e4m3fn: (-448, 448),
+    T.float8_e5m2: (-1.10 * 2**16, 1.10 * 2**16),
+}
+
+
+def _max_graph_div(p: Policy, operands: Sequence[Promoted]) -> OpTyping:
+    """max.graph's ``div``: two integer operands divide in float64, even a pair that does not
+    promote (int8 / uint8); other operands promote and the result keeps their dtype (bool /
+    int8 is int8, bool / bool is bool), computed in float64 and converted back as ``cast``
+    converts (truncated toward zero, saturated, NaN -> 0)."""
+    f64 = DType.float64
+    if all(o.dtype.is_integer for o in operands):
+        result = Promoted(f64, all(o.ambiguous for o in operands))
+        return OpTyping((f64,) * len(operands), result, "max.graph divides integers in float64")
+    acc = operands[0]
+    for o in operands[1:]:
+        acc = p.decide(acc.dtype, acc.ambiguous, o.dtype, o.ambiguous).result
+    compute = f64 if acc.dtype.kind.rank < 2 else acc.dtype  # bool or integer: in float64
+    return OpTyping(
+        (compute,) * len(operands), acc, "max.graph's div keeps the operands' common dtype"
+    )
+
+
+def _max_graph_float_math(p: Policy, operands: Sequence[Promoted]) -> OpTyping | None:
+    """max.graph types exp, log, sqrt, sin, tanh, erf, gelu... of a bool or integer tensor
+    as that dtype (exp(int32) is int32): computed in float64 and converted back as ``cast``
+    converts (truncated toward zero, saturated, NaN -> 0). Literals (max.graph refuses them
+    in unary ops) and floats follow the op's own rule."""
+    (x,) = operands
+    if x.ambiguous or x.dtype.kind.rank > 1:  # floats, complex: the op's own rule
+        return None
+    return OpTyping(
+        (DType.float64,), x, f"max.graph keeps the {x.dtype.name} dtype (computed in float64)"
+    )
+
 
 _POLICIES: dict[str, Policy] = {
     p.name: p
@@ -52,6 +104,16 @@ _POLICIES: dict[str, Policy] = {
             literals="max",
             description="Modular MAX's lattice (index, address, tensor_float32); "
             "literals take the known dtype exactly",
+        ),
+        Policy(
+            "max-graph",
+            _lat.MAX_GRAPH,
+            literals="max-graph",
+            defaults=_X64,
+            int_literal_ranges=_MAX_GRAPH_INT_RANGES,
+            op_rules={"true_divide": _max_graph_div, "float_math": _max_graph_float_math},
+            description="Modular's max.graph 26 (the max Python package), from recorded "
+            "goldens: exact conversions only, literals take the tensor's dtype",
         ),
         Policy(
             "anvil",

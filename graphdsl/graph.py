@@ -29,7 +29,7 @@ from graphdsl.builtin_policies import policy
 from graphdsl.dtypes import DType, dtype
 from graphdsl.literals import LiteralError, literal_fix, literal_problem
 from graphdsl.opdef import OPS
-from graphdsl.policies import Policy, PromotionError
+from graphdsl.policies import Policy, Promoted, PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.symbol import Operand, Scalar, Symbol, _extension, register_extension
 from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
@@ -312,9 +312,19 @@ class Graph:
                 self._rules[(op, types)] = hit
                 attrs = _NO_ATTRS
         in_dtypes, out, truthy = hit
+        common: DType | None = None
+        if any(s.op == "literal" for s in inputs):
+            # max-graph checks literals in the operands' common dtype (Policy.literal_dtype)
+            kept = [k for k in range(len(inputs)) if k not in truthy]
+            common = self.policy.literal_dtype(
+                [Promoted(types[k].dtype, types[k].ambiguous) for k in kept],
+                [in_dtypes[k] for k in kept],
+            )
         for k, s in enumerate(inputs):
-            if s.op == "literal" and k not in truthy and (id(s), in_dtypes[k]) not in self._fits:
-                self._check_literal(op, s, in_dtypes[k], types, loc)
+            if s.op == "literal" and k not in truthy:
+                want = in_dtypes[k] if common is None else common
+                if (id(s), want) not in self._fits:
+                    self._check_literal(op, s, want, types, loc)
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
             _extension("warn_lossy")(sym)

@@ -16,6 +16,19 @@ Traceback (most recent call last):
     ...
 graphdsl.lattice.LatticeError: lattice 'bad' is not a lattice: int8 and uint8 have no least
 upper bound (the upper bounds int16, uint16 are unordered)
+
+A *comparable-only* order (``comparable_only=True``) joins two nodes only when one is below
+the other; incomparable pairs have no join unless ``joins`` chooses one of their minimal
+common upper bounds (max.graph's promotion is such an order):
+
+>>> exact = Lattice(
+...     "exact",
+...     {T.int8: [T.int16, T.float16], T.uint8: [T.int16, T.float16], T.float8_e5m2: [T.float16]},
+...     comparable_only=True,
+...     joins={(T.int8, T.float8_e5m2): T.float16},
+... )
+>>> exact.join(T.uint8, T.int16), exact.join(T.int8, T.uint8), exact.join(T.int8, T.float8_e5m2)
+(DType.int16, None, DType.float16)
 """
 
 from __future__ import annotations
@@ -79,6 +92,13 @@ class Lattice:
     least upper bound. A *partial* lattice (``partial=True``) may leave pairs with no
     upper bound at all (undefined promotions); a pair with several minimal upper bounds
     is an error either way. Joins are computed once, so :meth:`join` is a dict lookup.
+
+    With ``comparable_only=True`` the DAG is a partial order whose join is defined only
+    for comparable pairs (the larger node); common upper bounds of incomparable nodes do
+    not make a join, and pairs with several minimal upper bounds are allowed (it implies
+    ``partial``). ``joins`` chooses the join of incomparable pairs as data: each value
+    must be one of the pair's minimal common upper bounds, and the pair must be
+    incomparable (a comparable pair already has its join).
     """
 
     def __init__(
@@ -87,9 +107,12 @@ class Lattice:
         parents: Mapping[Node, Sequence[Node]],
         *,
         partial: bool = False,
+        comparable_only: bool = False,
+        joins: Mapping[tuple[Node, Node], Node] | None = None,
     ) -> None:
         self.name = name
-        self.partial = partial
+        self.partial = partial or comparable_only
+        self.comparable_only = comparable_only
         self.parents: dict[Node, tuple[Node, ...]] = {k: tuple(v) for k, v in parents.items()}
         graph = nx.DiGraph()
         for child, ps in self.parents.items():
@@ -106,10 +129,56 @@ class Lattice:
         self._upper: dict[Node, frozenset[Node]] = {
             n: frozenset(nx.descendants(graph, n)) | {n} for n in order
         }
+        self.chosen: dict[tuple[Node, Node], Node] = self._check_chosen(joins or {})
         self._join: dict[tuple[Node, Node], Node | None] = {}
         for a, b in itertools.combinations_with_replacement(order, 2):
-            j = self._least_upper_bound(a, b)
+            j = self.chosen.get((a, b))
+            if j is None:
+                j = self._larger(a, b) if comparable_only else self._least_upper_bound(a, b)
             self._join[a, b] = self._join[b, a] = j
+
+    def _larger(self, a: Node, b: Node) -> Node | None:
+        if b in self._upper[a]:
+            return b
+        return a if a in self._upper[b] else None
+
+    def _minimal_upper_bounds(self, a: Node, b: Node) -> list[Node]:
+        common = self._upper[a] & self._upper[b]
+        return sorted(
+            (c for c in common if not any(o != c and c in self._upper[o] for o in common)),
+            key=node_name,
+        )
+
+    def _check_chosen(
+        self, joins: Mapping[tuple[Node, Node], Node]
+    ) -> dict[tuple[Node, Node], Node]:
+        """Validate chosen joins; return them keyed by both orders of each pair."""
+        out: dict[tuple[Node, Node], Node] = {}
+        for (a, b), c in joins.items():
+            for n in (a, b, c):
+                if n not in self._upper:
+                    raise LatticeError(
+                        f"lattice {self.name!r}: the chosen join {node_name(a)} x "
+                        f"{node_name(b)} -> {node_name(c)} names {node_name(n)}, which is not "
+                        "a node"
+                    )
+            larger = self._larger(a, b)
+            if larger is not None:
+                raise LatticeError(
+                    f"lattice {self.name!r}: {node_name(a)} and {node_name(b)} are comparable "
+                    f"(their join is {node_name(larger)}); choose joins only for incomparable "
+                    "pairs"
+                )
+            minimal = self._minimal_upper_bounds(a, b)
+            if c not in minimal:
+                bounds = ", ".join(map(node_name, minimal)) or "none"
+                raise LatticeError(
+                    f"lattice {self.name!r}: the chosen join of {node_name(a)} and "
+                    f"{node_name(b)} must be one of their minimal common upper bounds "
+                    f"({bounds}), not {node_name(c)}"
+                )
+            out[a, b] = out[b, a] = c
+        return out
 
     def _least_upper_bound(self, a: Node, b: Node) -> Node | None:
         common = self._upper[a] & self._upper[b]
@@ -124,10 +193,7 @@ class Lattice:
                 "have no common upper bound (add an edge, or build it with partial=True "
                 "to leave the pair undefined)"
             )
-        minimal = sorted(
-            (c for c in common if not any(o != c and c in self._upper[o] for o in common)),
-            key=node_name,
-        )
+        minimal = self._minimal_upper_bounds(a, b)
         raise LatticeError(
             f"lattice {self.name!r} is not a lattice: {node_name(a)} and {node_name(b)} have "
             f"no least upper bound (the upper bounds {', '.join(map(node_name, minimal))} "
@@ -140,12 +206,12 @@ class Lattice:
         return node in self._upper
 
     def __repr__(self) -> str:
-        return (
-            f"Lattice({self.name!r}, {len(self.nodes)} nodes{', partial' if self.partial else ''})"
-        )
+        kind = ", comparable only" if self.comparable_only else ", partial" if self.partial else ""
+        return f"Lattice({self.name!r}, {len(self.nodes)} nodes{kind})"
 
     def join(self, a: Node, b: Node) -> Node | None:
-        """The least upper bound of ``a`` and ``b``; None where a partial lattice leaves none.
+        """The least upper bound of ``a`` and ``b``; None where a partial lattice leaves none
+        (in a comparable-only order: the larger of the two, a chosen join, or None).
 
         Raises KeyError for a node outside the lattice.
         """
@@ -184,6 +250,13 @@ class Lattice:
         for child in self.table_nodes():
             for p in self.parents.get(child, ()):
                 lines.append(f'  "{node_name(child)}" -> "{node_name(p)}";')
+        if self.comparable_only:
+            lines.append("  // joins only comparable types (the larger one), and these chosen:")
+        seen: set[frozenset[Node]] = set()
+        for (a, b), c in self.chosen.items():
+            if frozenset((a, b)) not in seen:
+                seen.add(frozenset((a, b)))
+                lines.append(f"  // {node_name(a)} x {node_name(b)} -> {node_name(c)}")
         lines.append("}")
         return "\n".join(lines) + "\n"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from graphdsl.dtypes import DType
 from graphdsl.lattice import Lattice, Node, Weak
 
-__all__ = ["ANVIL", "ARRAY_API", "JAX", "JAX_STRICT", "JAX_X32", "MAX"]
+__all__ = ["ANVIL", "ARRAY_API", "JAX", "JAX_STRICT", "JAX_X32", "MAX", "MAX_GRAPH"]
 
 T = DType
 i_, f_, c_ = Weak.int, Weak.float, Weak.complex
@@ -96,6 +96,36 @@ MAX = Lattice(
         T.bfloat16: [T.float32],
         T.float32: [T.tensor_float32],
         T.tensor_float32: [T.float64],
+    },
+)
+
+# Modular max.graph 26 (the `max` Python package), as recorded in
+# tests/data/max_graph_promotion.json. Not a lattice: an edge is an exact conversion (every
+# value of the child is a value of the parent), and two dtypes promote only when one converts
+# exactly into the other (int8 x uint8, float16 x bfloat16, int64 x float64 are errors,
+# although int16, float32 and nothing bound them above). The one exception: an 8-bit integer
+# or float8 meeting a different float8 (or an 8-bit integer meeting a float8) computes in
+# float16, one of their two minimal upper bounds (bfloat16 is the other).
+MAX_GRAPH = Lattice(
+    "max-graph",
+    {
+        T.bool: [T.uint8, T.int8, *_F8],
+        T.uint8: [T.uint16, T.int16, T.float16, T.bfloat16],
+        T.uint16: [T.uint32, T.int32, T.float32],
+        T.uint32: [T.uint64, T.int64, T.float64],
+        T.int8: [T.int16, T.float16, T.bfloat16],
+        T.int16: [T.int32, T.float32],
+        T.int32: [T.int64, T.float64],
+        T.float8_e4m3fn: [T.float16, T.bfloat16],
+        T.float8_e5m2: [T.float16, T.bfloat16],
+        T.float16: [T.float32],
+        T.bfloat16: [T.float32],
+        T.float32: [T.float64],
+    },
+    comparable_only=True,
+    joins={
+        (T.float8_e4m3fn, T.float8_e5m2): T.float16,
+        **{(i, f): T.float16 for i in (T.int8, T.uint8) for f in _F8},
     },
 )
 

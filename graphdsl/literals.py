@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from graphdsl.dtypes import DType, Kind
 
-__all__ = ["LiteralError", "literal_fix", "literal_problem"]
+__all__ = ["LiteralError", "literal_fix", "literal_problem", "ranged_literal_problem"]
 
 
 class LiteralError(ValueError):
@@ -54,6 +55,52 @@ def literal_problem(value: bool | int | float | complex, target: DType, *, exact
         if exact and isinstance(part, int) and int(as_float) != part:
             return f"is not exactly representable in {target.name}"
     return ""
+
+
+def ranged_literal_problem(
+    value: bool | int | float | complex,
+    target: DType,
+    int_ranges: Mapping[DType, tuple[int | float, int | float]],
+) -> str:
+    """Why ``value`` cannot become a ``target`` constant under max.graph's rule ('' if it can).
+
+    A Python int (a bool is one: True is 1) fits ``target`` when it lies in
+    ``int_ranges[target]`` (into a float dtype that is max.graph's range, not exact
+    representability: 2**31 is refused by float32). A Python float fits any floating dtype
+    unchecked (it may round to inf) and no other. Dtypes without a range, and complex
+    values, follow :func:`literal_problem` with exact integers.
+
+    >>> import graphdsl as gd
+    >>> ranges = {gd.float16: (-2048, 2048)}
+    >>> ranged_literal_problem(2049, gd.float16, ranges)
+    'is outside -2048..2048, the integers max.graph converts to float16'
+    >>> ranged_literal_problem(1e300, gd.float16, ranges)
+    ''
+    >>> ranged_literal_problem(-2048, gd.float16, ranges)
+    ''
+    """
+    if isinstance(value, (bool, np.bool_)):
+        value = int(value)
+    if isinstance(value, float):
+        if target.kind is Kind.float:
+            return ""
+        if target.kind is not Kind.complex:
+            return f"is a float and cannot become {target.name} (max.graph refuses it)"
+    if isinstance(value, int) and target in int_ranges:
+        lo, hi = int_ranges[target]
+        if lo <= value <= hi:
+            return ""
+        if target.kind is not Kind.float:
+            return f"does not fit {target.name} (range {lo}..{hi})"
+        return (
+            f"is outside {_number(lo)}..{_number(hi)}, the integers max.graph converts to "
+            f"{target.name}"
+        )
+    return literal_problem(value, target, exact=True)
+
+
+def _number(v: int | float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)
 
 
 def literal_fix(value: bool | int | float | complex, target: DType) -> str:

@@ -13,9 +13,19 @@ policy's literal rule:
                representable there (checked where the value is known).
 ``array-api``  a literal takes the array's dtype when its kind fits (bool -> bool,
                int -> integer or floating, float -> floating, complex -> complex).
+``max-graph``  max.graph 26: a literal takes the known operand's dtype. A Python int (bool
+               included: True is 1) fits bool, integer and floating dtypes within the
+               policy's ``int_literal_ranges`` (max.graph's table: float16 -2048..2048,
+               float32 -2**24..2**24, ...); a Python float fits floating dtypes only, with
+               no range check (1e300 becomes float16 inf); a literal of an op that computes
+               in a wider dtype must still fit the operands' common dtype (int8 / 1000 fails).
 
 A join landing on a weak node (int64 x uint64 -> ``f*`` in JAX's lattice) gives the
 policy's default dtype of that kind, marked ambiguous.
+
+A policy may also type some ops itself (``op_rules``, classes in :data:`OP_CLASSES`).
+As max.graph types them, the ``max-graph`` policy divides two integers in float64 and
+keeps a bool or integer dtype through exp, log, sqrt, tanh, erf... (computed in float64).
 
 >>> import graphdsl as gd
 >>> p = gd.policy("default")
@@ -38,7 +48,7 @@ to float32
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
@@ -46,12 +56,15 @@ import numpy as np
 from graphdsl._table import render_table
 from graphdsl.dtypes import DType, Kind, dtype
 from graphdsl.lattice import Lattice, Node, Weak, node_name
-from graphdsl.literals import LiteralError, literal_fix, literal_problem
+from graphdsl.literals import LiteralError, literal_fix, literal_problem, ranged_literal_problem
 from graphdsl.notation import JAX_CODES, notation_for
 
 __all__ = [
+    "OP_CLASSES",
     "Decision",
     "LiteralRule",
+    "OpRule",
+    "OpTyping",
     "Policy",
     "Promoted",
     "PromotionError",
@@ -93,9 +106,31 @@ class LiteralRule(enum.Enum):
     anvil = "anvil"
     max = "max"
     array_api = "array-api"
+    max_graph = "max-graph"
 
 
 Operand: TypeAlias = "DType | tuple[DType, bool] | Promoted | bool | int | float | complex | str"
+
+
+class OpTyping(NamedTuple):
+    """How a policy's op rule types one op: the dtype each operand computes in, the result,
+    and the rule's reason (for explanations)."""
+
+    in_dtypes: tuple[DType, ...]
+    result: Promoted
+    rule: str
+
+
+OpRule: TypeAlias = "Callable[[Policy, Sequence[Promoted]], OpTyping | None]"
+
+# The op classes a policy may type itself (``Policy(op_rules=...)``). An op type rule asks
+# its policy through :meth:`Policy.op_typing` with its class; a policy without a rule for
+# the class (or whose rule returns None) leaves the op to its own rule.
+OP_CLASSES: dict[str, str] = {
+    "true_divide": "x / y (div): the operand dtypes and result of a true division",
+    "float_math": "a floating-only function of one operand (exp, log, sqrt, sin, cos, tanh, "
+    "sigmoid, erf, gelu, silu, ...), which computes integers in the default float",
+}
 
 
 def _type_str(d: DType, ambiguous: bool) -> str:
@@ -113,6 +148,11 @@ class Policy:
         strict_weak: JAX strict mode: two ambiguous values join their weak nodes rather
             than their dtypes.
         description: one line for tables and docs.
+        int_literal_ranges: for the ``max-graph`` literal rule, ``dtype -> (lo, hi)``: a
+            Python int fits ``dtype`` when ``lo <= value <= hi`` (dtypes not listed: it must
+            be exactly representable).
+        op_rules: ``op class -> rule`` (classes in :data:`OP_CLASSES`): op-specific operand
+            dtypes and results, asked for by the ops of that class (see :meth:`op_typing`).
 
     >>> import graphdsl as gd
     >>> from graphdsl import DType as T
@@ -131,6 +171,8 @@ class Policy:
         defaults: Mapping[str, DType | str] | None = None,
         strict_weak: bool = False,
         description: str = "",
+        int_literal_ranges: Mapping[DType, tuple[int | float, int | float]] | None = None,
+        op_rules: Mapping[str, OpRule] | None = None,
     ) -> None:
         self.name = name
         self.lattice = lattice
@@ -150,6 +192,14 @@ class Policy:
         )
         self.strict_weak = strict_weak
         self.description = description
+        self.int_literal_ranges = dict(int_literal_ranges or {})
+        unknown = sorted(set(op_rules or {}) - set(OP_CLASSES))
+        if unknown:
+            raise ValueError(
+                f"policy {name!r}: unknown op class {unknown[0]!r} in op_rules; the classes "
+                f"are {', '.join(map(repr, OP_CLASSES))}"
+            )
+        self.op_rules: dict[str, OpRule] = dict(op_rules or {})
         self._cache: dict[tuple[DType, bool, DType, bool], Decision] = {}
 
     def __repr__(self) -> str:
@@ -169,11 +219,17 @@ class Policy:
     def literal_type(self, value: bool | int | float | complex) -> Promoted:
         """The type of a Python scalar: its default dtype, ambiguous unless it is a bool.
 
+        Under ``max-graph`` a Python bool is a Python int (max.graph converts True as 1).
+
         >>> import graphdsl as gd
         >>> gd.policy("jax").literal_type(2), gd.policy("default").literal_type(2.0)
         (Promoted(dtype=DType.int64, ambiguous=True), Promoted(dtype=DType.float32, ambiguous=True))
+        >>> gd.policy("max-graph").literal_type(True)
+        Promoted(dtype=DType.int64, ambiguous=True)
         """
         if isinstance(value, (bool, np.bool_)):
+            if self.literals is LiteralRule.max_graph:
+                return Promoted(self.default_int, True)
             return Promoted(DType.bool, False)
         if isinstance(value, (int, np.integer)):
             return Promoted(self.default_int, True)
@@ -271,14 +327,29 @@ class Policy:
                 )
         j = self.lattice.join(x, y)
         if j is None:
-            raise self._error(a, a_amb, b, b_amb, "the lattice has no upper bound for them")
+            why = "the lattice has no upper bound for them"
+            if self.lattice.comparable_only:
+                why = (
+                    f"neither converts exactly into the other (the {self.lattice.name} order "
+                    "joins only comparable types)"
+                )
+            raise self._error(a, a_amb, b, b_amb, why)
         return j
 
     def _path_rule(self, x: Node, y: Node, j: Node) -> str:
         def chain(n: Node) -> str:
             return " -> ".join(node_name(p) for p in self.lattice.path(n, j))
 
-        return f"join in the {self.lattice.name} lattice: {chain(x)}; {chain(y)}"
+        lat = self.lattice
+        if not lat.comparable_only:
+            return f"join in the {lat.name} lattice: {chain(x)}; {chain(y)}"
+        if (x, y) in lat.chosen:
+            return (
+                f"the {lat.name} order's chosen join of {node_name(x)} and {node_name(y)}: "
+                f"{chain(x)}; {chain(y)}"
+            )
+        low = y if j is x else x
+        return f"{node_name(low)} converts exactly into {node_name(j)}: {chain(low)}"
 
     def _as_promoted(self, j: Node, ambiguous: bool) -> Promoted:
         if isinstance(j, Weak):
@@ -311,7 +382,7 @@ class Policy:
             assert wb is not None
             d = self._known(a, b, wa, wb, True)
             return Decision(d.result, "both ambiguous (strict): " + d.rule)
-        if self.literals is LiteralRule.array_api and (
+        if self.literals in (LiteralRule.array_api, LiteralRule.max_graph) and (
             a not in self.lattice or b not in self.lattice or self.lattice.join(a, b) is None
         ):
             hi = a if a.kind.rank >= b.kind.rank else b
@@ -328,6 +399,8 @@ class Policy:
     ) -> Decision:
         rule = self.literals
         lat = self.lattice
+        if rule is LiteralRule.max_graph:
+            return self._max_graph_literal(a, a_amb, b, b_amb, amb, known)
         if known not in lat or rule in (LiteralRule.max, LiteralRule.array_api):
             if rule is LiteralRule.array_api and not _literal_kind_fits(amb.kind, known.kind):
                 raise self._error(
@@ -391,6 +464,33 @@ class Policy:
             f"{{anvil}}: the ambiguous {amb.name}? yields to the known {known.name}",
         )
 
+    def _max_graph_literal(
+        self, a: DType, a_amb: bool, b: DType, b_amb: bool, amb: DType, known: DType
+    ) -> Decision:
+        """max.graph's ``_promote_to_strong``: the literal becomes the known dtype. A Python
+        int becomes any bool, integer or floating dtype (its value is checked later); a
+        Python float only a floating one; a complex one only a complex one."""
+        if amb.kind.is_integer:
+            fits, word = True, "int"
+        elif amb.kind is Kind.float:
+            fits, word = known.kind in (Kind.float, Kind.complex), "float"
+        else:
+            fits, word = known.kind is Kind.complex, "complex"
+        if not fits:
+            raise self._error(
+                a,
+                a_amb,
+                b,
+                b_amb,
+                f"a Python {word} literal does not become {_a(_kind_word(known.kind))} dtype "
+                f'(max.graph: "Can\'t promote python {word} to dtype({known.name})")',
+            )
+        return Decision(
+            Promoted(known, False),
+            f"the ambiguous {amb.name}? takes the known dtype {known.name} "
+            "(max-graph literal rule: its value must fit there)",
+        )
+
     def _absorbed(self, known: DType, kind: Kind) -> bool:
         """True if ``known`` promotes to every type of ``kind`` (to the weak node, if any)."""
         lat = self.lattice
@@ -403,6 +503,19 @@ class Policy:
     def _error(self, a: DType, a_amb: bool, b: DType, b_amb: bool, why: str) -> PromotionError:
         lhs, rhs = _type_str(a, a_amb), _type_str(b, b_amb)
         fix = _suggest_cast(a, b)
+        lat = self.lattice
+        if lat.comparable_only and a in lat and b in lat and not (a_amb or b_amb):
+            common = lat.upper_bounds(a) & lat.upper_bounds(b)
+            minimal = [
+                d
+                for d in lat.dtypes()
+                if d in common and not any(o is not d and lat.leq(o, d) for o in common)
+            ]
+            if minimal:
+                alternatives = f" (or {', '.join(d.name for d in minimal[1:])})"
+                fix = f"cast both operands to {minimal[0].name}" + (
+                    alternatives if minimal[1:] else ""
+                )
         return PromotionError(
             f"cannot promote {lhs} and {rhs} (in that order) under policy {self.name!r}: "
             f"{why}; cast explicitly, e.g. {fix}",
@@ -418,9 +531,10 @@ class Policy:
         """Raise :class:`LiteralError` unless ``value`` can be represented in ``target``.
 
         Integers must be in range (and, into a float dtype, finite there; under ``max``
-        exact). Floats must not overflow a float dtype; into an integer dtype (possible
-        only under ``max``) they must be integral and in range. NaN and inf literals may
-        go to float dtypes only.
+        exact; under ``max-graph`` within the policy's ``int_literal_ranges``). Floats must
+        not overflow a float dtype (under ``max-graph`` they are not checked); into an
+        integer dtype (possible only under ``max``) they must be integral and in range. NaN
+        and inf literals may go to float dtypes only.
         """
         problem = self.literal_problem(value, target)
         if problem:
@@ -431,7 +545,60 @@ class Policy:
 
     def literal_problem(self, value: bool | int | float | complex, target: DType) -> str:
         """Why ``value`` cannot become a ``target`` constant under this policy ('' if it can)."""
+        if self.literals is LiteralRule.max_graph:
+            return ranged_literal_problem(value, target, self.int_literal_ranges)
         return literal_problem(value, target, exact=self.literals is LiteralRule.max)
+
+    def literal_dtype(
+        self, operands: Sequence[Promoted], in_dtypes: Sequence[DType]
+    ) -> DType | None:
+        """The dtype every literal operand of an op must fit, or None when each must fit
+        the dtype the op computes it in. ``operands`` are the op's operand types and
+        ``in_dtypes`` the dtypes it computes them in (truth-value operands left out).
+
+        None, except under ``max-graph``, where a literal first becomes the operands' common
+        dtype and is checked there, as max.graph does: when an op computes all its operands
+        in one other dtype (``int8 / 1000`` divides in float64), the literal must still fit
+        the common dtype (int8).
+
+        >>> import graphdsl as gd
+        >>> ops = [gd.Promoted(gd.int8, False), gd.Promoted(gd.int64, True)]
+        >>> gd.policy("max-graph").literal_dtype(ops, [gd.float64, gd.float64])
+        DType.int8
+        >>> gd.policy("default").literal_dtype(ops, [gd.float32, gd.float32]) is None
+        True
+        """
+        if self.literals is not LiteralRule.max_graph or len(operands) < 2:
+            return None
+        if any(d is not in_dtypes[0] for d in in_dtypes):
+            return None  # not one computing dtype: the op does not promote these operands
+        acc = operands[0]
+        try:
+            for o in operands[1:]:
+                acc = self.decide(acc.dtype, acc.ambiguous, o.dtype, o.ambiguous).result
+        except PromotionError:
+            return None
+        return None if acc.dtype is in_dtypes[0] else acc.dtype
+
+    # ------------------------------------------------------------------ op rules
+
+    def op_typing(self, op_class: str, operands: Sequence[Promoted]) -> OpTyping | None:
+        """The policy's own typing of an op of class ``op_class`` (see :data:`OP_CLASSES`)
+        on ``operands``, or None to leave the op to its own rule.
+
+        >>> import graphdsl as gd
+        >>> ops = [gd.Promoted(gd.int8, False), gd.Promoted(gd.uint8, False)]
+        >>> gd.policy("max-graph").op_typing("true_divide", ops).result
+        Promoted(dtype=DType.float64, ambiguous=False)
+        >>> gd.policy("default").op_typing("true_divide", ops) is None
+        True
+        """
+        if op_class not in OP_CLASSES:
+            raise ValueError(
+                f"unknown op class {op_class!r}; the classes are {', '.join(map(repr, OP_CLASSES))}"
+            )
+        rule = self.op_rules.get(op_class)
+        return None if rule is None else rule(self, operands)
 
     # ------------------------------------------------------------------ tables
 

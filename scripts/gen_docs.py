@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import filecmp
+import json
 import re
 import sys
 import tempfile
@@ -122,7 +123,13 @@ def lattice_facts(p: gd.Policy) -> str:
     facts = f"`{lat.name}`: {len(lat.dtypes())} dtypes"
     if weak:
         facts += f", weak nodes {weak}"
-    if lat.partial:
+    if lat.comparable_only:
+        pairs = len({frozenset(k) for k in lat.chosen})
+        facts += (
+            "; comparable only: two dtypes promote only when one converts exactly into the "
+            f"other (other pairs raise `PromotionError`), plus {pairs} chosen joins"
+        )
+    elif lat.partial:
         facts += "; partial (pairs without an upper bound raise `PromotionError`)"
     return facts
 
@@ -260,6 +267,96 @@ def _max_errata(p: gd.Policy) -> str:
     )
 
 
+# max.graph 26 as recorded by scripts/record_max_graph.py
+MAX_GRAPH_DATA = ROOT / "tests" / "data"
+
+
+def _max_graph_cell(table: dict[str, Any], *keys: str) -> str:
+    for k in keys:
+        table = table[k]
+    cell = str(table)
+    return "error" if cell.startswith("error") else cell
+
+
+def _here(fn: Callable[[], Any]) -> str:
+    try:
+        return str(fn())
+    except (gd.PromotionError, gd.LiteralError, gd.OpTypeError) as e:
+        return type(e).__name__
+
+
+@_errata("max-graph")
+def _max_graph_errata(p: gd.Policy) -> str:
+    promo = json.loads((MAX_GRAPH_DATA / "max_graph_promotion.json").read_text())
+    ops_doc = json.loads((MAX_GRAPH_DATA / "max_graph_ops.json").read_text())["ops_module_doc"]
+    never = "MAX never invents a new, wider type"
+    assert never in " ".join(ops_doc.split()), "max.graph's ops docstring changed"
+    b, lits = promo["binary"], promo["literals"]["add"]
+
+    def div(x: str, y: str) -> str:
+        g = gd.Graph("e", input_types={"x": gd.TensorType(T(x), (2,)),
+                                       "y": gd.TensorType(T(y), (2,))}, policy=p)  # fmt: skip
+        return _here(lambda: gd.ops.div(*g.inputs).dtype.name)
+
+    def lit(d: str, v: int | float) -> str:
+        g = gd.Graph("e", input_types={"x": gd.TensorType(T(d), (2,))}, policy=p)
+        return _here(lambda: (g.inputs[0] + v).dtype.name)
+
+    new_type = [
+        ["`add(int8, float8_e4m3fn)`", _max_graph_cell(b, "add", "int8", "float8_e4m3fn"),
+         promote_str(p, T.int8, T.float8_e4m3fn)],
+        ["`add(float8_e4m3fn, float8_e5m2)`",
+         _max_graph_cell(b, "add", "float8_e4m3fn", "float8_e5m2"),
+         promote_str(p, T.float8_e4m3fn, T.float8_e5m2)],
+        ["`div(int8, int8)`", _max_graph_cell(b, "div", "int8", "int8"), div("int8", "int8")],
+        ["`div(int8, uint8)` (`add` refuses the pair)", _max_graph_cell(b, "div", "int8", "uint8"),
+         div("int8", "uint8")],
+    ]  # fmt: skip
+    literal_rows = [
+        ["`float32 + 2**31` (exact in float32)", _max_graph_cell(lits, "float32", "2**31",
+         "x_op_lit"), lit("float32", 2**31)],
+        ["`bfloat16 + 1000` (exact in bfloat16)", _max_graph_cell(lits, "bfloat16", "1000",
+         "x_op_lit"), lit("bfloat16", 1000)],
+        ["`float8_e5m2 + 65535` (overflows: its largest value is 57344)",
+         _max_graph_cell(lits, "float8_e5m2", "65535", "x_op_lit"), lit("float8_e5m2", 65535)],
+        ["`float8_e4m3fn + -129` (not exact: -128 and -144 are its neighbours)",
+         _max_graph_cell(lits, "float8_e4m3fn", "-129", "x_op_lit"), lit("float8_e4m3fn", -129)],
+        ["`float16 + 0.1` (not exact)", _max_graph_cell(lits, "float16", "0.1", "x_op_lit"),
+         lit("float16", 0.1)],
+        ["`float16 + 1e300` (overflows to inf)",
+         _max_graph_cell(lits, "float16", "1e300", "x_op_lit"), lit("float16", 1e300)],
+    ]  # fmt: skip
+    seed = gd.policy("max")
+    common = [d for d in p.lattice.dtypes() if d in seed.lattice]
+    cells = []
+    for i, x in enumerate(common):
+        for y in common[i:]:
+            ours, theirs = promote_str(p, x, y), promote_str(seed, x, y)
+            if ours != theirs:
+                cells.append([f"`{x.name} x {y.name}`", theirs, ours])
+    head = ["probe", "max.graph 26 (recorded)", "`max-graph` here"]
+    return (
+        "Where max.graph's own documentation and its recorded behaviour "
+        "(`tests/data/max_graph_promotion.json`, max 26.7.0) differ; the policy follows the "
+        "behaviour (`tests/test_max_graph_policy.py`).\n\n"
+        "**The ops module's docstring** says that \"the common type is always one of the input "
+        f'types; {never}". Four recorded cells invent one:\n\n'
+        + md_table(head, new_type)
+        + "\n**The promotion module's docstring** (`max/graph/dtype_promotion.py`, not part of "
+        "the recording) says that a Python literal whose value is not precisely representable "
+        "in the tensor's dtype raises. The check is a range per dtype instead "
+        "(`int_literal_ranges` below), and Python floats are not checked at all:\n\n"
+        + md_table(head, literal_rows)
+        + "\n**Seed 003** (the 2024 `type_promotion` page of MAX's Mojo API, the `max` policy) "
+        "describes a JAX-like lattice whose join always exists. max.graph 26 has no such "
+        f"lattice: of the {len(common) * (len(common) + 1) // 2} unordered pairs of the "
+        f"{len(common)} dtypes both have, {len(cells)} promote differently "
+        "(the seed's index, address and tensor_float32 are no max.graph 26 dtypes; its "
+        "float8 types are not in the seed):\n\n"
+        + md_table(["pair", "seed 003 (`max`)", "max.graph 26 (`max-graph`)"], cells)
+    )
+
+
 @_errata("anvil")
 def _anvil_errata(p: gd.Policy) -> str:
     got = p.common_dtype(T.float32, T.float64, False, True)
@@ -291,8 +388,42 @@ def _array_api_errata(p: gd.Policy) -> str:
     )
 
 
+ERRATA_TITLES = {"max-graph": "Errata: max.graph's documentation and its behaviour"}
+
+
+def op_rules_section(p: gd.Policy) -> list[str]:
+    """The policy's op-specific rules and integer-literal ranges, if it has any."""
+    parts: list[str] = []
+    if p.op_rules:
+        rows = [
+            [f"`{name}`", policies_module.OP_CLASSES[name],
+             " ".join((rule.__doc__ or "").split()).replace("``", "`")]
+            for name, rule in p.op_rules.items()
+        ]  # fmt: skip
+        parts += [
+            "\n## Op-specific rules\n\n",
+            "Ops of these classes ask the policy first (`Policy.op_typing`); the rule decides "
+            "the dtypes the operands compute in and the result.\n\n",
+            md_table(["op class", "ops", "rule"], rows),
+        ]
+    floats = {d: r for d, r in p.int_literal_ranges.items() if d.kind is gd.Kind.float}
+    if floats:
+        rows = [[d.name, f"{_number(lo)} .. {_number(hi)}"] for d, (lo, hi) in floats.items()]
+        parts += [
+            "\n## Integer literals into floating dtypes\n\n",
+            "A Python int becomes a floating dtype only within this range (`int_literal_ranges`"
+            "); integer dtypes take their whole range, bool 0 and 1.\n\n",
+            md_table(["dtype", "range"], rows),
+        ]
+    return parts
+
+
+def _number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
 def policy_page(p: gd.Policy, rule_docs: dict[str, str]) -> str:
-    compare = gd.policy("jax" if p.name == "default" else "default")
+    compare = gd.policy({"default": "jax", "max-graph": "max"}.get(p.name, "default"))
     ambiguous_table = p.literals is gd.LiteralRule.anvil
     parts = [
         HEADER,
@@ -328,6 +459,7 @@ def policy_page(p: gd.Policy, rule_docs: dict[str, str]) -> str:
             "is an ambiguous (literal) type, the column a known one.\n\n",
             p.table(ambiguous_rows=True).rstrip() + "\n",
         ]
+    parts += op_rules_section(p)
     parts += [
         "\n## Lattice\n\n",
         "Edges point from a type to the types it promotes to (`Lattice.to_dot()`; draw it "
@@ -337,7 +469,8 @@ def policy_page(p: gd.Policy, rule_docs: dict[str, str]) -> str:
         "```\n",
     ]
     if p.name in ERRATA:
-        parts += ["\n## Errata of the published tables\n\n", ERRATA[p.name](p)]
+        title = ERRATA_TITLES.get(p.name, "Errata of the published tables")
+        parts += [f"\n## {title}\n\n", ERRATA[p.name](p)]
     return "".join(parts)
 
 

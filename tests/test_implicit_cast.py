@@ -93,6 +93,17 @@ def _mixed_max() -> gd.Graph:
     return g
 
 
+def _mixed_max_graph() -> gd.Graph:
+    # max-graph: int16 converts exactly into float32; a literal takes the tensor's dtype;
+    # int8 / 2 divides in float64 (max.graph's div); exp keeps an int32 operand's dtype,
+    # computed in float64: its result converts back with an explicit cast
+    types = {"a": gd.int16, "b": gd.float32, "i": gd.int8, "n": gd.int32}
+    g = gd.Graph("mixed", input_types={k: _vec(v) for k, v in types.items()}, policy="max-graph")
+    a, b, i, n = g.inputs
+    g.output(a * 2 + b, i / 2, gd.ops.exp(n))
+    return g
+
+
 def _mixed_array_api() -> gd.Graph:
     # array-api: only same-kind promotions are defined
     types = {"a": gd.int8, "b": gd.int16, "h": gd.float16, "f": gd.float32}
@@ -108,12 +119,22 @@ BUILDERS: dict[str, Callable[[], gd.Graph]] = {
     "jax-x32": _mixed_x32,
     "jax-strict": _mixed_strict,
     "max": _mixed_max,
+    "max-graph": _mixed_max_graph,
     "anvil": lambda: _mixed_default_like("anvil"),
     "array-api": _mixed_array_api,
 }
 
 # The user's graphs, as built (ambiguous types carry '?').
 BEFORE = {
+    "max-graph": """\
+graph mixed(%a: int16[3], %b: float32[3], %i: int8[3], %n: int32[3]) {
+  %0: int64?[] = literal 2
+  %1: int16[3] = mul %a, %0
+  %2: float32[3] = add %1, %b
+  %3: float64[3] = div %i, %0
+  %4: int32[3] = exp %n
+  return %2, %3, %4
+}""",
     "default": """\
 graph mixed(%a: int16[3], %b: float32[3], %l: int64[3], %m: uint64[3]) {
   %0: int32?[] = literal 2
@@ -193,6 +214,20 @@ graph mixed(%a: int8[3], %b: int16[3], %h: float16[3], %f: float32[3]) {
 #   anvil     uint64 -> int64 in {anvil}'s lattice, so only %m is cast
 #   array-api int8 x int16 -> int16, float16 x float32 -> float32; literals take the array's dtype
 AFTER = {
+    "max-graph": """\
+graph mixed(%a: int16[3], %b: float32[3], %i: int8[3], %n: int32[3]) {
+  %0: int16[] = constant 2
+  %1: int16[3] = mul %a, %0
+  %2: float32[3] = cast %1, to=float32
+  %3: float32[3] = add %2, %b
+  %4: float64[3] = cast %i, to=float64
+  %5: float64[] = constant 2.0
+  %6: float64[3] = div %4, %5
+  %7: float64[3] = cast %n, to=float64
+  %8: float64[3] = exp %7
+  %9: int32[3] = cast %8, to=int32
+  return %3, %6, %9
+}""",
     "default": """\
 graph mixed(%a: int16[3], %b: float32[3], %l: int64[3], %m: uint64[3]) {
   %0: int16[] = constant 2

@@ -59,8 +59,8 @@ LITERALS: tuple[Scalar, ...] = (True, 200, 1.5, 1 + 2j)
 
 def literal_operand(p: gd.Policy, value: Scalar) -> Operand:
     """DESIGN.md: a Python scalar is ambiguous with the policy's default dtype of its kind;
-    a Python bool is a known bool."""
-    if isinstance(value, bool):
+    a Python bool is a known bool (under max-graph a Python int, as max.graph converts it)."""
+    if isinstance(value, bool) and p.name != "max-graph":
         return Operand(DType.bool, False, value)
     if isinstance(value, int):
         return Operand(p.default_int, True, value)
@@ -86,6 +86,20 @@ def fits(value: Scalar, d: DType, *, exact: bool) -> bool:
     if not np.isfinite(stored):
         return False
     return not (exact and isinstance(value, int) and int(stored) != value)
+
+
+def fits_max_graph(p: gd.Policy, value: Scalar, d: DType) -> bool:
+    """The max-graph literal rule (graphdsl.policies): an int (True is 1) fits ``d`` within the
+    policy's int_literal_ranges (checked against max.graph's recorded cells in
+    test_max_graph_policy.py); a float fits floating dtypes unchecked; a complex complex ones."""
+    if isinstance(value, complex):
+        return d.kind is C
+    if isinstance(value, float):
+        return d.kind in (F, C)
+    if d in p.int_literal_ranges:
+        lo, hi = p.int_literal_ranges[d]
+        return lo <= int(value) <= hi
+    return fits(value, d, exact=True)
 
 
 class Graphs:
@@ -143,6 +157,11 @@ def report(failures: list[str]) -> None:
 
 def literal_problem(p: gd.Policy, ops: Sequence[Operand], targets: Sequence[DType]) -> bool:
     exact = p.name == "max"  # MAX: a literal must be exactly representable
+    if p.name == "max-graph":
+        return any(
+            o.literal is not None and not fits_max_graph(p, o.literal, t)
+            for o, t in zip(ops, targets, strict=True)
+        )
     return any(
         o.literal is not None and not fits(o.literal, t, exact=exact)
         for o, t in zip(ops, targets, strict=True)
@@ -191,7 +210,29 @@ COMPARE: dict[str, frozenset[Kind]] = {
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 
 
+def want_max_graph_div(p: gd.Policy, a: Operand, b: Operand, shape: tuple[int, ...]) -> Outcome:
+    """max-graph's div: integer / integer computes in float64 (even int8 / uint8, which do not
+    promote), a literal still fitting the operands' common dtype (int8 / 200 fails); anything
+    else promotes and keeps the common dtype (bool / int8 is int8), a bool or integer one
+    computed in float64 (and converted back as cast converts)."""
+    c = common(p, [a, b])
+    out_shape = shape_for([a, b], shape)
+    if a.dtype.kind in INTEGER and b.dtype.kind in INTEGER:
+        f64 = DType.float64
+        if c is not None and literal_problem(p, [a, b], [c.dtype, c.dtype]):
+            return gd.LiteralError
+        return Want((f64, f64), gd.TensorType(f64, out_shape, a.ambiguous and b.ambiguous))
+    if c is None:
+        return gd.PromotionError
+    if literal_problem(p, [a, b], [c.dtype, c.dtype]):
+        return gd.LiteralError
+    compute = DType.float64 if c.dtype.kind in (B, S, U) else c.dtype
+    return Want((compute, compute), gd.TensorType(c.dtype, out_shape, c.ambiguous))
+
+
 def want_binary(p: gd.Policy, op: str, a: Operand, b: Operand, shape: tuple[int, ...]) -> Outcome:
+    if op == "div" and p.name == "max-graph":
+        return want_max_graph_div(p, a, b, shape)
     c = common(p, [a, b])
     if c is None:
         return gd.PromotionError
@@ -259,6 +300,8 @@ UNARY_KEEP: dict[str, frozenset[Kind]] = {
     "bitwise_not": INTEGER | {B},
 }
 FLOAT_ONLY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "softmax")
+# max-graph's float_math op class: a known bool or integer operand keeps its dtype
+MAX_GRAPH_KEEPS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
 REAL_OF = {DType.complex64: DType.float32, DType.complex128: DType.float64}
 
 
@@ -275,7 +318,10 @@ def want_unary(p: gd.Policy, op: str, a: Operand, shape: tuple[int, ...]) -> Out
     else:  # "Floating only: integers and bool compute in the policy's default float."
         if dt.kind is C:
             return gd.OpTypeError
-        if dt.kind in (B, S, U):
+        keep = p.name == "max-graph" and op in MAX_GRAPH_KEEPS and not a.ambiguous
+        if dt.kind in (B, S, U) and keep:  # max-graph: exp(int32) is int32, from float64
+            dt = DType.float64
+        elif dt.kind in (B, S, U):
             dt = out_dt = p.default_float
         if op == "softmax" and not out_shape:
             return gd.ShapeError

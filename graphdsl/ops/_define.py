@@ -112,14 +112,30 @@ def elementwise(
     *,
     to_float: frozenset[Kind] = frozenset(),
     result_bool: bool = False,
+    op_class: str | None = None,
 ) -> Rule:
-    """Promote all operands; ``to_float`` kinds compute in the policy's default float."""
+    """Promote all operands; ``to_float`` kinds compute in the policy's default float.
+
+    ``op_class`` (one of :data:`graphdsl.policies.OP_CLASSES`) lets a policy with a rule
+    for that class decide the operand dtypes and the result instead
+    (:meth:`~graphdsl.policies.Policy.op_typing`); the result must be of ``kinds`` or
+    ``to_float``.
+    """
 
     def rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
-        c = promote(p, types)
-        if c.dtype.kind in to_float:
-            c = Promoted(p.default_float, c.ambiguous)
-        need(kinds, c, types, p)
+        typing = None
+        if op_class is not None:
+            typing = p.op_typing(op_class, [Promoted(t.dtype, t.ambiguous) for t in types])
+        if typing is None:
+            c = promote(p, types)
+            if c.dtype.kind in to_float:
+                c = Promoted(p.default_float, c.ambiguous)
+            need(kinds, c, types, p)
+            in_dtypes = (c.dtype,) * len(types)
+        else:
+            c = typing.result
+            need(kinds | to_float, c, types, p)
+            in_dtypes = typing.in_dtypes
         shape = types[0].shape
         if len(types) > 1 and any(t.shape != shape for t in types):
             shape = broadcast_shapes(*(t.shape for t in types))
@@ -128,7 +144,7 @@ def elementwise(
             if result_bool
             else TensorType(c.dtype, shape, c.ambiguous)
         )
-        return (c.dtype,) * len(types), out
+        return in_dtypes, out
 
     return rule
 

@@ -1,7 +1,7 @@
 """Activations and further transcendental functions: silu, tan, sinh, cosh, log1p, expm1,
 atanh, atan, asin, acos, erf, gelu. Like the transcendental functions of
 :mod:`~graphdsl.ops.unary`, they are floating only: integers and bool compute in the policy's
-default float.
+default float (unless the policy types them itself: op class ``float_math``).
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def acos(x: Operand) -> Symbol:
 for _fn, _np_fn in ((silu, _silu), (tan, np.tan), (sinh, np.sinh), (cosh, np.cosh),
                     (log1p, np.log1p), (expm1, np.expm1), (atanh, np.arctanh),
                     (atan, np.arctan), (asin, np.arcsin), (acos, np.arccos)):  # fmt: skip
-    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_np_fn),
+    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math"), np_impl(_np_fn),
            "floating; integers -> default float")  # fmt: skip
 
 
@@ -260,7 +260,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erfc_ufunc(np.asarray(x, np.float64)), np.float64)
 
 
-define(erf, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_erf),
+define(erf, elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math"), np_impl(_erf),
        "floating; integers -> default float")  # fmt: skip
 
 GELU_APPROXIMATIONS = ("none", "tanh", "quick")
@@ -310,7 +310,7 @@ def _gelu_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
             f"gelu's approximate must be one of {', '.join(map(repr, GELU_APPROXIMATIONS))}, "
             f"got {approximate!r}"
         )
-    return elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+    return elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math")(p, types, attrs)
 
 
 def _gelu(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:

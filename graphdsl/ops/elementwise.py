@@ -93,7 +93,8 @@ for _fn, _np_fn in ((add, np.add), (sub, np.subtract), (mul, np.multiply)):
 
 def div(x: Operand, y: Operand) -> Symbol:
     """True division x / y. Operands promote; an integer or bool result type becomes the
-    policy's default float (float32 in 'default').
+    policy's default float (float32 in 'default'). A policy may type it itself (op class
+    ``true_divide``): under ``max-graph`` two integers divide in float64, as in max.graph.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("div", input_types={"x": gd.TensorType(gd.int32, (3,))})
@@ -108,8 +109,8 @@ def div(x: Operand, y: Operand) -> Symbol:
     return op("div", x, y)
 
 
-define(div, elementwise(NUMERIC | {Kind.bool}, to_float=TO_FLOAT), np_impl(np.true_divide),
-       "numeric; integers compute in the default float")  # fmt: skip
+define(div, elementwise(NUMERIC | {Kind.bool}, to_float=TO_FLOAT, op_class="true_divide"),
+       np_impl(np.true_divide), "numeric; integers compute in the default float")  # fmt: skip
 
 
 def floordiv(x: Operand, y: Operand) -> Symbol:

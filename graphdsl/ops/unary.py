@@ -1,5 +1,7 @@
 """Elementwise unary ops: sign and magnitude, transcendental functions, activations and
-rounding. Transcendental functions compute integers and bool in the policy's default float.
+rounding. Transcendental functions compute integers and bool in the policy's default float,
+unless the policy types them itself (op class ``float_math``: ``max-graph`` keeps the
+integer dtype, as max.graph does).
 """
 
 from __future__ import annotations
@@ -242,7 +244,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 for _fn, _np_fn in ((exp, np.exp), (log, np.log), (sqrt, np.sqrt), (rsqrt, _rsqrt),
                     (sin, np.sin), (cos, np.cos), (tanh, np.tanh),
                     (sigmoid, _sigmoid)):  # fmt: skip
-    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT), np_impl(_np_fn),
+    define(_fn, elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math"), np_impl(_np_fn),
            "floating; integers -> default float")  # fmt: skip
 
 

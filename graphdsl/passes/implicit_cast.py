@@ -29,6 +29,7 @@ import numpy as np
 
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
+from graphdsl.opdef import OPS
 from graphdsl.ops._define import promote
 from graphdsl.passes.rewrite import Rewriter
 
@@ -119,6 +120,20 @@ class _Caster:
         return hit
 
 
+def _computed_dtype(graph: Graph, node: Symbol) -> DType | None:
+    """The dtype ``node``'s op gives on operands of the dtypes it computes in, when that is
+    not the node's dtype: a policy's op rule typed the result apart from the computation
+    (max-graph's exp(int32) computes in float64 and is int32), so the result converts with
+    an explicit cast. None when the op gives the node's dtype itself (every other node)."""
+    if not node.in_dtypes or node.dtype in node.in_dtypes:
+        return None
+    types = [TensorType(d, i.shape) for d, i in zip(node.in_dtypes, node.inputs, strict=True)]
+    in_dtypes, out = OPS[node.op].rule(graph.policy, types, dict(node.attrs))
+    if tuple(in_dtypes) != node.in_dtypes or out.dtype is node.dtype:
+        return None
+    return out.dtype
+
+
 def implicit_cast(graph: Graph) -> Graph:
     """A new graph with explicit casts; ``graph`` is unchanged."""
     return make_casts_explicit(graph, Rewriter(graph))
@@ -128,6 +143,7 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     """The implicit_cast rewrite of ``graph``, adding through ``rw`` (which may also fold)."""
     caster = _Caster(rw)
     m, add = rw.map, rw.add
+    converts_results = bool(graph.policy.op_rules)  # only op rules type results apart
     for node in graph.nodes:
         op = node.op
         if op == "input" or op == "literal":
@@ -143,7 +159,13 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
         typ = node.type
         if typ.ambiguous:  # its literals are constants now: nothing is ambiguous after this
             typ = TensorType(typ.dtype, typ.shape)
-        m[id(node)] = add(op, tuple(args), node.attrs, typ, in_dtypes, node.loc)
+        computed = _computed_dtype(graph, node) if converts_results else None
+        if computed is None:
+            m[id(node)] = add(op, tuple(args), node.attrs, typ, in_dtypes, node.loc)
+        else:  # the op computes in ``computed``; its policy converts the result (a cast)
+            raw = add(op, tuple(args), node.attrs, TensorType(computed, typ.shape), in_dtypes,
+                      node.loc)  # fmt: skip
+            m[id(node)] = caster.cast(raw, typ.dtype, node.loc)
     for out in graph.outputs:  # a literal returned as an output: its own (default) dtype
         if out.op == "literal":
             rw.map[id(out)] = caster.literal(out, out.dtype)
@@ -223,6 +245,14 @@ def explain(graph: Graph) -> str:
             text = (
                 f"  {node.op}{where}: {what} (operand types {types}); rule: "
                 f"{_reason(graph, node)}" + (f"\n      | {src}" if src else "")
+            )
+            counts[text] = counts.get(text, 0) + 1
+        computed = _computed_dtype(graph, node) if graph.policy.op_rules else None
+        if computed is not None:
+            where = f" at {node.loc}" if node.loc else ""
+            text = (
+                f"  {node.op}{where}: result {computed.name} -> {node.dtype.name} (policy "
+                f"{graph.policy.name!r} types the result apart from the computation)"
             )
             counts[text] = counts.get(text, 0) + 1
     total = sum(counts.values())
