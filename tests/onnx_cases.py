@@ -64,6 +64,8 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops.update(_selection_cases())
     # erf, gelu; the norms with gamma/beta/weight constants of the input's dtype
     ops.update(_norm_cases())
+    # convolutions, pools, pad and resize on the input reshaped to an image
+    ops.update(_vision_cases())
     for to in DTYPES:
         ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
     return ops
@@ -151,6 +153,48 @@ def _norm_cases() -> dict[str, tuple[int, Build]]:
     }
 
 
+def _vision_cases() -> dict[str, tuple[int, Build]]:
+    """Convolutions (filters and bias cut from the second input), pools (ceil-mode windows
+    past the padding, dilation, padding as large as the kernel), pad in each mode and resize
+    on the [6, 4] input reshaped to an NHWC or NCHW image."""
+
+    def img(s: gd.Symbol, shape: tuple[int, ...]) -> gd.Symbol:
+        return gd.ops.reshape(s, shape)
+
+    return {
+        "conv2d": (2, lambda s: gd.ops.conv2d(img(s[0], (1, 6, 4, 1)),
+                                              img(s[1][:2], (2, 2, 1, 2)), stride=(2, 2))),
+        "conv2d_nchw_groups": (2, lambda s: gd.ops.conv2d(
+            img(s[0], (1, 2, 6, 2)), img(s[1][:2], (2, 1, 2, 2)), stride=(2, 1),
+            padding=(1, 0, 0, 1), groups=2, bias=s[1][2, :2], input_layout="NCHW")),
+        "conv3d": (2, lambda s: gd.ops.conv3d(img(s[0], (1, 2, 3, 4, 1)),
+                                              img(s[1][:2], (2, 2, 2, 1, 1)), stride=(1, 2, 2))),
+        "conv2d_transpose": (2, lambda s: gd.ops.conv2d_transpose(
+            img(s[0], (1, 3, 2, 4)), img(s[1][:4], (2, 2, 1, 4)), stride=(2, 2),
+            padding=(1, 0, 0, 1), output_paddings=(1, 0))),
+        "avg_pool2d": (1, lambda s: gd.ops.avg_pool2d(img(s[0], (1, 6, 4, 1)), (3, 2), stride=2,
+                                                      padding=1, ceil_mode=True)),
+        "avg_pool2d_exclusive": (1, lambda s: gd.ops.avg_pool2d(
+            img(s[0], (1, 1, 6, 4)), (2, 2), stride=(1, 2), dilation=(2, 1), padding=1,
+            count_boundary=False, input_layout="NCHW")),
+        "max_pool2d": (1, lambda s: gd.ops.max_pool2d(img(s[0], (1, 6, 4, 1)), (3, 2), stride=2,
+                                                      padding=1, ceil_mode=True)),
+        "max_pool2d_dilated": (1, lambda s: gd.ops.max_pool2d(
+            img(s[0], (1, 1, 6, 4)), (2, 2), dilation=(3, 1), padding=(2, 1),
+            input_layout="NCHW")),
+        "pad": (1, lambda s: gd.ops.pad(s[0], (1, 0, 2, 3), value=1)),
+        "pad_reflect": (1, lambda s: gd.ops.pad(s[0], (2, 1, 3, 0), "reflect")),
+        "pad_edge": (1, lambda s: gd.ops.pad(s[0], (0, 2, 1, 1), "edge")),
+        "resize": (1, lambda s: gd.ops.resize(img(s[0], (1, 1, 6, 4)), (1, 1, 4, 7), "nearest")),
+        "resize_bilinear": (1, lambda s: gd.ops.resize(img(s[0], (1, 1, 6, 4)), (1, 1, 3, 2))),
+    }  # fmt: skip
+
+
+# The terms each output of a windowed case sums (products, a bias, interpolation taps): its
+# n for the n * eps * sum|terms| bound (input and output sizes do not tell it). Integers
+# become floats there (avg_pool2d, resize), so they get moderate integers, as mean does.
+WINDOW_TERMS = {"conv2d": 4, "conv2d_nchw_groups": 5, "conv3d": 8, "conv2d_transpose": 4,
+                "avg_pool2d": 6, "avg_pool2d_exclusive": 4, "resize_bilinear": 2}  # fmt: skip
 CASES = _cases()
 SHAPE = (6, 4)
 
@@ -187,7 +231,7 @@ def flushed_subnormals(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 # Float sums and products depend on the order of accumulation; with +-max among the terms
 # a different (equally valid) order overflows. These ops get moderate finite extremes.
-ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax"}
+ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax", *WINDOW_TERMS}
 
 
 def special_values(dt: DType, moderate: bool = False) -> np.ndarray:

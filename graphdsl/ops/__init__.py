@@ -11,7 +11,8 @@ rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental 
 cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
 (slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``), :mod:`~graphdsl.ops.norm` (``layer_norm``, ``rms_norm``,
-``group_norm``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
+``group_norm``), :mod:`~graphdsl.ops.vision` (convolution, pooling, ``pad``,
+``resize``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
 >>> import graphdsl as gd
@@ -123,6 +124,15 @@ from graphdsl.ops.unary import (
     tanh,
     trunc,
 )
+from graphdsl.ops.vision import (
+    avg_pool2d,
+    conv2d,
+    conv2d_transpose,
+    conv3d,
+    max_pool2d,
+    pad,
+    resize,
+)
 
 __all__ = [
     "abs",
@@ -136,6 +146,7 @@ __all__ = [
     "asin",
     "atan",
     "atanh",
+    "avg_pool2d",
     "band_part",
     "bitwise_and",
     "bitwise_not",
@@ -148,6 +159,9 @@ __all__ = [
     "clamp",
     "clip",
     "concat",
+    "conv2d",
+    "conv2d_transpose",
+    "conv3d",
     "cos",
     "cosh",
     "cumsum",
@@ -182,6 +196,7 @@ __all__ = [
     "logsumexp",
     "matmul",
     "max",
+    "max_pool2d",
     "maximum",
     "mean",
     "min",
@@ -192,6 +207,7 @@ __all__ = [
     "not_equal",
     "one_hot",
     "outer",
+    "pad",
     "permute",
     "pow",
     "prod",
@@ -199,6 +215,7 @@ __all__ = [
     "relu",
     "repeat_interleave",
     "reshape",
+    "resize",
     "rms_norm",
     "round",
     "rsqrt",

@@ -19,6 +19,7 @@ from exporters.onnx._lower import reduction as reduction
 from exporters.onnx._lower import selection as selection
 from exporters.onnx._lower import shape as shape
 from exporters.onnx._lower import unary as unary
+from exporters.onnx._lower import vision as vision
 from exporters.onnx._lower._common import LOWER, SymbolicDims
 
 __all__ = ["LOWER", "SymbolicDims"]

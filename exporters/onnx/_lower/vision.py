@@ -1,0 +1,499 @@
+"""Lowerings of the vision ops (channels first, as graphdsl builds them): Conv, ConvTranspose,
+MaxPool, AveragePool, Pad and Resize where onnxruntime's CPU kernel computes what the
+reference does, with the legalizations beside them, and an im2col composition (a Gather of
+every window, then MatMul, ReduceSum or Max) where it has no kernel for the dtype: float64
+convolutions and average pools, 64-bit integer max pools.
+
+Kernels. exporters/onnx/kernels/cpu.json has no entries for these ops yet (the probe,
+scripts/probe_ort_kernels.py, now covers them, but has not been re-run): until it has,
+``MEASURED_CPU`` below holds the pairs measured by hand on onnxruntime 1.32.0 (CPU provider,
+graph optimizations off; a float16 Conv, MaxPool, Pad or Resize "runs" only because
+onnxruntime wraps it in casts to float32 itself, so it is left out: the lowering computes
+narrow floats in float32 explicitly). A table entry, once there, takes precedence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import product
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from exporters.onnx._builder import WIDEN, Builder, V
+from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._types import storage, type_name
+from graphdsl.dtypes import DType, Kind
+from graphdsl.graph import Symbol
+from graphdsl.ops._convert import cast_array
+from graphdsl.ops._windows import interpolation_taps, nearest_indices, pool_extra, pool_size
+from graphdsl.shapes import Dim
+
+MEASURED_CPU: dict[str, frozenset[str]] = {
+    "Conv": frozenset({"FLOAT"}),
+    "ConvTranspose": frozenset({"FLOAT"}),
+    "AveragePool": frozenset({"FLOAT"}),
+    "MaxPool": frozenset({"FLOAT", "DOUBLE", "INT8", "UINT8"}),
+    **{key: frozenset({"BOOL", "INT8", "INT32", "INT64", "UINT8", "UINT32", "UINT64", "FLOAT",
+                       "DOUBLE"}) for key in ("Pad", "Pad_reflect", "Pad_edge")},
+    "Resize_linear": frozenset({"FLOAT", "INT8", "INT32", "UINT8"}),
+    "Resize_cubic": frozenset({"FLOAT"}),
+}  # fmt: skip
+# MaxPool runs integers exactly in a float that holds every value of them
+_EXACT_IN_FLOAT = {T.int16: T.float32, T.uint16: T.float32, T.int32: T.float64,
+                   T.uint32: T.float64}  # fmt: skip
+
+
+def _has(b: Builder, key: str, d: DType) -> bool:
+    kernels = b.target.kernels.get(key)
+    if kernels is not None:
+        return type_name(d) in kernels
+    return b.target.name == "cpu" and type_name(d) in MEASURED_CPU.get(key, frozenset())
+
+
+def _compute(b: Builder, key: str, d: DType, extra: Sequence[DType] = ()) -> DType | None:
+    """The dtype to run ``key`` in for values of ``d``: ``d`` or an exact widening with a
+    kernel (and casts both ways); None where there is none."""
+    src = storage(d)
+    for c in (src, *WIDEN.get(src, ()), *extra):
+        if _has(b, key, c) and (
+            c is src
+            or (b.target.has_cast(type_name(src), type_name(c))
+                and b.target.has_cast(type_name(c), type_name(src)))
+        ):  # fmt: skip
+            return c
+    return None
+
+
+def _no_kernel(b: Builder, key: str, d: DType, why: str = "") -> Exception:
+    return b.fail(
+        f"no kernel for {key} on {d.name}{why}",
+        "cast the value to float32 first, or export for another target",
+    )
+
+
+def _spatial(b: Builder, node: Symbol, key: str) -> tuple[int, ...]:
+    """The static spatial sizes of the node's first operand (the im2col rewrites need them)."""
+    dims = node.inputs[0].shape[2:]
+    if not all(isinstance(d, int) for d in dims):
+        raise _no_kernel(b, key, node.in_dtypes[0], " for these sizes, and no rewrite for "
+                         "symbolic spatial dimensions")  # fmt: skip
+    return tuple(int(d) for d in dims)
+
+
+def _pads(lo: Sequence[int], hi: Sequence[int]) -> list[int]:
+    return [*lo, *hi]  # ONNX: every begin, then every end
+
+
+# ---------------------------------------------------------------------------- im2col
+
+
+def _flat_taps(taps: list[np.ndarray], spatial: Sequence[int]) -> np.ndarray:
+    """Per output and tap, the flat position in an array of ``spatial`` size, -1 where the tap
+    falls outside it: (*O, K) from ``taps[i]`` (O_i, K_i), the position along axis i or -1."""
+    nd = len(spatial)
+    strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
+    flat: np.ndarray = np.zeros([1] * (2 * nd), np.int64)
+    outside: np.ndarray = np.zeros([1] * (2 * nd), bool)
+    for i, t in enumerate(taps):  # t: (O_i, K_i), broadcast to (*O, *K)
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = t.shape
+        flat = flat + t.reshape(shape) * strides[i]
+        outside = outside | (t.reshape(shape) < 0)
+    outs, ks = [t.shape[0] for t in taps], [t.shape[1] for t in taps]
+    return np.where(outside, -1, flat).reshape(*outs, math.prod(ks))
+
+
+def _gather(
+    b: Builder, flat: V, rank: int, axis: int, size: int, idx: np.ndarray, fill: object
+) -> V:  # fmt: skip
+    """Gather ``idx`` along ``axis`` (of ``size``) of ``flat`` (of ``rank``), where -1 reads
+    ``fill``: one element of it padded after the axis's end (a Pad) when any index is -1."""
+    if (idx < 0).any():
+        if not _has(b, "Pad", flat.dtype):
+            raise _no_kernel(b, "Pad", flat.dtype)
+        pads = [0] * (2 * rank)
+        pads[rank + axis] = 1
+        flat = b.node("Pad", [flat.name, b.int64s(pads), b.scalar(fill, flat.dtype).name],
+                      flat.dtype)  # fmt: skip
+        idx = np.where(idx < 0, size, idx)
+    return b.node("Gather", [flat.name, b.const(idx, T.int64, "taps").name], flat.dtype,
+                  axis=axis)  # fmt: skip
+
+
+def _windows(b: Builder, x: V, spatial: Sequence[int], taps: list[np.ndarray], fill: object) -> V:
+    """Every window of channels-first ``x`` (N, C, *spatial) as (N, C, *O, K): ``taps[i]``
+    holds, per output and tap along axis i, the input position, or -1 for padding (which
+    reads ``fill``). A Reshape, a Pad of one ``fill`` element when needed, a Gather."""
+    size = math.prod(spatial)
+    flat = b.node("Reshape", [x.name, b.int64s([0, 0, size])], x.dtype)
+    return _gather(b, flat, 3, 2, size, _flat_taps(taps, spatial), fill)
+
+
+def _conv_taps(n: int, k: int, stride: int, dilation: int, lo: int, out: int) -> np.ndarray:
+    pos = np.arange(out)[:, None] * stride + np.arange(k)[None, :] * dilation - lo
+    return np.where((pos >= 0) & (pos < n), pos, -1)
+
+
+def _transposed_taps(
+    n: int, k: int, stride: int, dilation: int, lo: int, out: int
+) -> np.ndarray:  # fmt: skip
+    # output o gets input i through tap j where i * stride + j * dilation = o + lo
+    num = np.arange(out)[:, None] + lo - np.arange(k)[None, :] * dilation
+    i = num // stride
+    return np.where((num % stride == 0) & (i >= 0) & (i < n), i, -1)
+
+
+def _all_windows(
+    b: Builder, x: V, spatial: Sequence[Dim], outs: Sequence[Dim], kernel: Sequence[int],
+    strides: Sequence[int], dils: Sequence[int], lo: Sequence[int], hi: Sequence[int],
+    fill: object,
+) -> V:  # fmt: skip
+    """Every window of channels-first ``x`` (N, C, *spatial) padded by ``lo`` and ``hi`` of
+    ``fill``, as (N, C, *O, K): one Gather of precomputed positions where the sizes are
+    static, else a Slice per tap (a symbolic axis has stride 1: each tap's slice ends a
+    fixed count before the padded axis's end)."""
+    if all(isinstance(d, int) for d in (*spatial, *outs)):
+        taps = [_conv_taps(int(spatial[i]), kernel[i], strides[i], dils[i], lo[i], int(outs[i]))
+                for i in range(len(kernel))]  # fmt: skip
+        return _windows(b, x, [int(d) for d in spatial], taps, fill)
+    nd = len(kernel)
+    if any(lo) or any(hi):
+        if not _has(b, "Pad", x.dtype):
+            raise _no_kernel(b, "Pad", x.dtype)
+        x = b.node("Pad", [x.name, b.int64s(_pads([0, 0, *lo], [0, 0, *hi])),
+                           b.scalar(fill, x.dtype).name], x.dtype)  # fmt: skip
+    slabs = []
+    for tap in product(*(range(k) for k in kernel)):
+        starts = [j * d for j, d in zip(tap, dils, strict=True)]
+        ends = []
+        for a in range(nd):
+            o = outs[a]
+            if isinstance(o, int):
+                ends.append(starts[a] + (o - 1) * strides[a] + 1)
+            else:  # the last window's tap: span - 1 - start elements before the end
+                back = dils[a] * (kernel[a] - 1) - starts[a]
+                ends.append(-back if back else np.iinfo(np.int64).max)
+        sl = b.node("Slice", [x.name, b.int64s(starts), b.int64s(ends),
+                              b.int64s(list(range(2, 2 + nd))), b.int64s(list(strides))],
+                    x.dtype)  # fmt: skip
+        slabs.append(b.node("Unsqueeze", [sl.name, b.int64s([-1])], x.dtype).name)
+    return b.node("Concat", slabs, x.dtype, axis=-1) if len(slabs) > 1 else V(slabs[0], x.dtype)
+
+
+def _contract(b: Builder, win: V, w: V, groups: int, nd: int, cin: int, fout: int, k: int) -> V:
+    """The sum over channels and taps of windows (N, C, *O, K) times a filter (F, C/groups,
+    *K), as one MatMul: (N, *O, groups, 1, C/groups * K) @ (groups, C/groups * K,
+    F/groups), then (N, F, *O)."""
+    d = win.dtype
+    cols = b.node("Transpose", [win.name], d, perm=[0, *range(2, 2 + nd), 1, 2 + nd])
+    cg = cin // groups
+    keep = [0] * (nd + 1)  # N and the output's spatial sizes, as they are
+    cols = b.node("Reshape", [cols.name, b.int64s([*keep, groups, 1, cg * k])], d)
+    wm = b.node("Reshape", [w.name, b.int64s([groups, fout // groups, cg * k])], d)
+    wm = b.node("Transpose", [wm.name], d, perm=[0, 2, 1])
+    r = b.node("MatMul", [cols.name, wm.name], d)
+    r = b.node("Reshape", [r.name, b.int64s([*keep, fout])], d)
+    return b.node("Transpose", [r.name], d, perm=[0, nd + 1, *range(1, nd + 1)])
+
+
+def _add_bias(b: Builder, r: V, args: list[V], nd: int) -> V:
+    if len(args) < 3:
+        return r
+    bias = b.node("Reshape", [args[2].name, b.int64s([-1, *[1] * nd])], r.dtype)
+    return b.node("Add", [r.name, bias.name], r.dtype)
+
+
+# ---------------------------------------------------------------------------- convolution
+
+
+@register("conv2d", "conv3d", "conv2d_transpose")
+def _conv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    a = node.attrs
+    transpose = node.op == "conv2d_transpose"
+    key = "ConvTranspose" if transpose else "Conv"
+    out = args[0].dtype
+    nd = node.inputs[0].rank - 2
+    lo, hi = list(a["padding"][::2]), list(a["padding"][1::2])
+    cd = _compute(b, key, out)
+    if cd is not None:
+        extra = {"output_padding": list(a["output_paddings"])} if transpose else {
+            "group": int(a["groups"])}  # fmt: skip
+        r = b.node(key, [b.cast(v, cd).name for v in args], cd, strides=list(a["stride"]),
+                   dilations=list(a["dilation"]), pads=_pads(lo, hi), **extra)  # fmt: skip
+        return b.cast(r, out)
+    # no kernel (float64): in the operands' dtype, with the sums in another order than the
+    # reference's (within its tolerance)
+    if not _has(b, "MatMul", out) or not _has(b, "Gather", out):
+        raise _no_kernel(b, key, out)
+    kernel = [int(d) for d in node.inputs[1].shape[2:]]
+    strides, dils = list(a["stride"]), list(a["dilation"])
+    if transpose:
+        spatial = _spatial(b, node, key)
+        outs = [int(d) for d in node.shape[2:]]
+        taps = [_transposed_taps(spatial[i], kernel[i], strides[i], dils[i], lo[i], outs[i])
+                for i in range(nd)]  # fmt: skip
+        r = _transposed_products(b, args[0], args[1], spatial, kernel, taps,
+                                 int(node.inputs[0].shape[1]), int(node.shape[1]))  # fmt: skip
+    else:  # every window (padding: zeros, multiplied as the reference does) times the filter
+        win = _all_windows(b, args[0], node.inputs[0].shape[2:], node.shape[2:], kernel,
+                           strides, dils, lo, hi, 0.0)  # fmt: skip
+        cin, fout = int(node.inputs[0].shape[1]), int(node.shape[1])
+        r = _contract(b, win, args[1], int(a["groups"]), nd, cin, fout, math.prod(kernel))
+    return _add_bias(b, r, args, nd)
+
+
+def _transposed_products(
+    b: Builder, x: V, w: V, spatial: Sequence[int], kernel: Sequence[int],
+    taps: list[np.ndarray], cin: int, cout: int,
+) -> V:  # fmt: skip
+    """A transposed convolution as the reference defines it: every input element times every
+    filter tap (one MatMul over the input channels), then each output sums the products
+    that land on it (a Gather of them, a ReduceSum). Products land only where an input
+    element does: the windows of a convolution would multiply the zeros between and around
+    the input elements by the filter, making 0 * inf = NaN where the reference has no term."""
+    nd = len(spatial)
+    d = x.dtype
+    p, k = math.prod(spatial), math.prod(kernel)
+    cols = b.node("Transpose", [x.name], d, perm=[0, *range(2, 2 + nd), 1])  # (N, *I, C_in)
+    cols = b.node("Reshape", [cols.name, b.int64s([0, p, cin])], d)
+    wm = b.node("Transpose", [w.name], d, perm=[0, *range(2, 2 + nd), 1])  # (C_in, *K, C_out)
+    wm = b.node("Reshape", [wm.name, b.int64s([-1, k * cout])], d)
+    products = b.node("MatMul", [cols.name, wm.name], d)  # (N, P, K * C_out)
+    products = b.node("Reshape", [products.name, b.int64s([0, p * k, cout])], d)
+    # output o, tap j: the product of input i = (o + lo - j * dilation) / stride and tap j
+    inputs = _flat_taps(taps, spatial)  # (*O, K): flat input position or -1
+    tap = np.arange(k).reshape(*[1] * nd, k)
+    idx = np.where(inputs < 0, -1, inputs * k + tap)
+    landed = _gather(b, products, 3, 1, p * k, idx, 0.0)  # (N, *O, K, C_out)
+    total = b.node("ReduceSum", [landed.name, b.int64s([1 + nd])], d, keepdims=0)
+    return b.node("Transpose", [total.name], d, perm=[0, nd + 1, *range(1, nd + 1)])
+
+
+# ---------------------------------------------------------------------------- pooling
+
+
+def _pool_attrs(node: Symbol) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    """Kernel, strides, dilations, padding before, padding after (with ceil mode's extra:
+    ONNX's ceil_mode keeps a last window that starts in the right padding, where PyTorch's
+    and onnxruntime's kernel drop it, so shape inference and the kernel disagree; explicit
+    end padding with ceil_mode=0 gives the reference's windows on both)."""
+    a = node.attrs
+    kernel, strides, dils = list(a["kernel_size"]), list(a["stride"]), list(a["dilation"])
+    lo = list(a["padding"])
+    hi = []
+    for i, d in enumerate(node.inputs[0].shape[2:]):
+        extra = 0
+        if isinstance(d, int):  # (a symbolic axis has stride 1: no ceil-mode window)
+            o = pool_size(d, kernel[i], strides[i], dils[i], lo[i], a["ceil_mode"])
+            extra = pool_extra(d, kernel[i], strides[i], dils[i], lo[i], o)
+        hi.append(lo[i] + extra)
+    return kernel, strides, dils, lo, hi
+
+
+def _pool_windows(b: Builder, node: Symbol, x: V, fill: object) -> V:
+    kernel, strides, dils, lo, hi = _pool_attrs(node)
+    return _all_windows(b, x, node.inputs[0].shape[2:], node.shape[2:], kernel, strides, dils,
+                        lo, hi, fill)  # fmt: skip
+
+
+def _max_pool_native(b: Builder, node: Symbol, x: V) -> V:
+    """MaxPool over ``x`` (of a dtype with a kernel): padding the reference's -inf (lowest)
+    explicitly where onnxruntime refuses pads as large as the kernel."""
+    kernel, strides, dils, lo, hi = _pool_attrs(node)
+    if all(p < k for p, k in zip([*lo, *hi], kernel * 2, strict=True)):
+        return b.node("MaxPool", [x.name], x.dtype, kernel_shape=kernel, strides=strides,
+                      dilations=dils, pads=_pads(lo, hi))  # fmt: skip
+    lowest = -np.inf if x.dtype.kind is Kind.float else x.dtype.min
+    padded = b.node("Pad", [x.name, b.int64s(_pads([0, 0, *lo], [0, 0, *hi])),
+                            b.scalar(lowest, x.dtype).name], x.dtype)  # fmt: skip
+    return b.node("MaxPool", [padded.name], x.dtype, kernel_shape=kernel, strides=strides,
+                  dilations=dils)  # fmt: skip
+
+
+@register("max_pool2d")
+def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    src = storage(x.dtype)
+    cd = _compute(b, "MaxPool", src, [_EXACT_IN_FLOAT[src]] if src in _EXACT_IN_FLOAT else [])
+    if cd is None:  # int64, uint64: the windows' elementwise Max, exactly
+        if not _has(b, "Max", src):
+            raise _no_kernel(b, "MaxPool", src)
+        win = _pool_windows(b, node, x, src.min)
+        k = math.prod(node.attrs["kernel_size"])
+        parts = b.fresh("window_tap")
+        names = [f"{parts}_{j}" for j in range(k)]
+        b.nodes.add().CopyFrom(helper.make_node("Split", [win.name], names, axis=-1,
+                                                num_outputs=k))  # fmt: skip
+        most = b.node("Max", names, x.dtype) if k > 1 else V(names[0], x.dtype)
+        return b.node("Squeeze", [most.name, b.int64s([-1])], x.dtype)
+    xc = b.cast(x, cd)
+    r = _max_pool_native(b, node, xc)
+    if src.kind is not Kind.float:
+        return b.cast(r, x.dtype)
+    # onnxruntime's MaxPool skips NaN and keeps whichever of -0.0 and +0.0 it meets first
+    # (measured: [1, nan] gives 1, [-0.0, +0.0] gives -0.0); the reference propagates NaN and
+    # orders -0.0 < +0.0. One more MaxPool over a code per element (2: NaN, 1: +0.0, 0:
+    # else) says which window holds a NaN or a +0.0; the result is r + 0.0 (a -0.0 made
+    # +0.0, nothing else changed) times -1 where r is zero and no +0.0 was there, times NaN
+    # where a NaN was there (times 1 elsewhere: exact). export(exact=False) repairs NaN only.
+    exact = bool(getattr(b, "exact", True))
+    zero, one = b.scalar(0.0, cd), b.scalar(1.0, cd)
+    code = b.node("Mul", [b.cast(b.node("IsNaN", [xc.name], T.bool), cd).name,
+                          b.scalar(2.0, cd).name], cd)  # fmt: skip
+    if exact:
+        inv = b.node("Div", [one.name, xc.name], cd)
+        positive_zero = b.node("And", [b.node("Equal", [xc.name, zero.name], T.bool).name,
+                                       b.node("Greater", [inv.name, zero.name], T.bool).name],
+                               T.bool)  # fmt: skip
+        code = b.node("Add", [code.name, b.cast(positive_zero, cd).name], cd)
+    found = _max_pool_native(b, node, code)
+    any_nan = b.node("Greater", [found.name, b.scalar(1.5, cd).name], T.bool)
+    poison = b.node("Where", [any_nan.name, b.scalar(np.nan, cd).name, one.name], cd)
+    if not exact:
+        return b.cast(b.node("Mul", [r.name, poison.name], cd), x.dtype)
+    any_positive_zero = b.node("Greater", [found.name, b.scalar(0.5, cd).name], T.bool)
+    negative = b.node("And", [b.node("Equal", [r.name, zero.name], T.bool).name,
+                              b.node("Not", [any_positive_zero.name], T.bool).name],
+                      T.bool)  # fmt: skip
+    sign = b.node("Where", [negative.name, b.scalar(-1.0, cd).name, one.name], cd)
+    positive = b.node("Add", [r.name, zero.name], cd)
+    fixed = b.node("Mul", [b.node("Mul", [positive.name, sign.name], cd).name, poison.name], cd)
+    return b.cast(fixed, x.dtype)  # fmt: skip
+
+
+@register("avg_pool2d")
+def _avg_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    kernel, strides, dils, lo, hi = _pool_attrs(node)
+    boundary = bool(node.attrs["count_boundary"])
+    cd = _compute(b, "AveragePool", x.dtype)
+    # onnxruntime counts the pads attribute's elements in the divisor (count_include_pad=1)
+    # also where a ceil-mode window reaches past the padding, which the reference never
+    # counts: there the padding is made explicit zeros (counted as elements) and only the
+    # extra end padding stays an attribute, uncounted (count_include_pad=0)
+    extra = [h - p for h, p in zip(hi, lo, strict=True)]
+    explicit = boundary and any(extra) and any(lo)
+    attr_lo, attr_hi = ([0, 0], extra) if explicit else (lo, hi)
+    fits = all(p < k for p, k in zip([*attr_lo, *attr_hi], kernel * 2, strict=True))
+    if cd is not None and fits:  # onnxruntime refuses pads as large as the kernel
+        xc = b.cast(x, cd)
+        if explicit:
+            xc = b.node("Pad", [xc.name, b.int64s(_pads([0, 0, *lo], [0, 0, *lo]))], cd)
+        r = b.node("AveragePool", [xc.name], cd, kernel_shape=kernel, strides=strides,
+                   dilations=dils, pads=_pads(attr_lo, attr_hi),
+                   count_include_pad=int(boundary and not explicit))  # fmt: skip
+        return b.cast(r, x.dtype)
+    # no kernel (float64), or pads onnxruntime refuses: sum the gathered windows and divide
+    # by the reference's counts
+    f = T.float64 if storage(x.dtype) is T.float64 else T.float32
+    if not _has(b, "ReduceSum", f):
+        raise _no_kernel(b, "AveragePool", x.dtype)
+    xf = b.cast(x, f)
+    total = b.node("ReduceSum", [_pool_windows(b, node, xf, 0.0).name, b.int64s([-1])], f,
+                   keepdims=0)  # fmt: skip
+    spatial, outs = node.inputs[0].shape[2:], node.shape[2:]
+    if all(isinstance(d, int) for d in (*spatial, *outs)):
+        counts = []
+        for i in range(2):  # taps inside the padded input (all but ceil mode's extra ones),
+            # or inside the input
+            n, o = int(spatial[i]), int(outs[i])
+            at = np.arange(o)[:, None] * strides[i] + np.arange(kernel[i]) * dils[i]
+            inside = (at < n + 2 * lo[i]) if boundary else (at >= lo[i]) & (at < lo[i] + n)
+            counts.append(np.sum(inside, axis=1))
+        divisor = b.const(np.multiply.outer(counts[0], counts[1]).astype(np.float64), f)
+    else:  # the same count at run time: the windows' sum over ones (1 in the counted
+        # padding, 0 in the rest)
+        ones = b.node("Expand", [b.scalar(1.0, f).name, b.node("Concat", [
+            b.int64s([1, 1]), b.node("Shape", [xf.name], T.int64, start=2).name], T.int64,
+            axis=0).name], f)  # fmt: skip
+        if boundary and any(lo):
+            ones = b.node("Pad", [ones.name, b.int64s(_pads([0, 0, *lo], [0, 0, *lo])),
+                                  b.scalar(1.0, f).name], f)  # fmt: skip
+            inner_lo, inner_hi = [0, 0], [h - p for h, p in zip(hi, lo, strict=True)]
+        else:
+            inner_lo, inner_hi = lo, hi
+        counted = _all_windows(b, ones, node.inputs[0].shape[2:], outs, kernel, strides,
+                               dils, inner_lo, inner_hi, 0.0)  # fmt: skip
+        divisor = b.node("ReduceSum", [counted.name, b.int64s([-1])], f, keepdims=0)
+    return b.cast(b.node("Div", [total.name, divisor.name], f), x.dtype)
+
+
+# ---------------------------------------------------------------------------- pad, resize
+
+
+@register("pad")
+def _pad(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    pads = list(node.attrs["paddings"])
+    if not any(pads):
+        return x
+    mode = node.attrs["mode"]
+    key = "Pad" if mode == "constant" else f"Pad_{mode}"
+    cd = _compute(b, key, x.dtype)
+    if cd is None:
+        raise _no_kernel(b, key, x.dtype)
+    inputs = [b.cast(x, cd).name, b.int64s(_pads(pads[::2], pads[1::2]))]
+    if mode == "constant":  # the value as the reference pads: rounded to x's dtype
+        value = cast_array(np.asarray(node.attrs["value"]), x.dtype)
+        inputs.append(b.const(value.astype(np.float64) if cd.kind is Kind.float else value,
+                              cd).name)  # fmt: skip
+    return b.cast(b.node("Pad", inputs, cd, mode=mode), x.dtype)
+
+
+@register("resize")
+def _resize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    x = args[0]
+    mode = node.attrs["interpolation"]
+    ins = [int(d) for d in node.inputs[0].shape[2:]]
+    outs = [int(d) for d in node.shape[2:]]
+    if ins == outs:
+        return x
+    key = "Resize_linear" if mode == "bilinear" else "Resize_cubic"
+    cd = None if mode == "nearest" else _compute(b, key, x.dtype)
+    # Native Resize for bilinear and bicubic when both axes change: onnxruntime computes the
+    # half-pixel coordinate in float32 (weights within a few eps of the reference's exact
+    # ones). Not for nearest: the float32 coordinate misses ties (measured: 36 -> 21, output
+    # 17's source is 29.5 exactly, rounded half down to 29; onnxruntime picks 30), and not
+    # when an axis keeps its size: onnxruntime runs it too, with weights (1, 0) or (0, 1, 0,
+    # 0), so an inf in one row makes NaN in its neighbours (measured: [[1, 2], [inf, 4]] to
+    # 2x4 gives NaN in both rows, bilinear and bicubic, with axes=[3] too)
+    if cd is not None and all(i != o for i, o in zip(ins, outs, strict=True)):
+        extra: dict[str, Any] = {"coordinate_transformation_mode": "half_pixel"}
+        if mode == "bicubic":
+            extra.update(cubic_coeff_a=-0.75, exclude_outside=0)
+        r = b.node("Resize", [b.cast(x, cd).name, "", "", b.int64s(outs)], cd, axes=[2, 3],
+                   mode=mode[2:], **extra)  # fmt: skip
+        return b.cast(r, x.dtype)
+    # otherwise nearest is a Gather of the reference's indices per axis (exact, any dtype);
+    # bilinear and bicubic gather the taps of each resized axis and sum them times the
+    # reference's weights, in float64 for float64, else float32
+    if mode == "nearest":  # (no float8 Gather: those gather their exact float16 values)
+        f = _compute(b, "Gather", x.dtype)
+        if f is None:
+            raise _no_kernel(b, "Gather", x.dtype)
+    else:
+        f = T.float64 if x.dtype is T.float64 else T.float32
+    r = b.cast(x, f)
+    for axis, (n_in, n_out) in enumerate(zip(ins, outs, strict=True), start=2):
+        if n_in == n_out:
+            continue
+        if mode == "nearest":
+            idx = b.const(nearest_indices(n_in, n_out), T.int64, "taps")
+            r = b.node("Gather", [r.name, idx.name], f, axis=axis)
+            continue
+        if not _has(b, "ReduceSum", f):
+            raise _no_kernel(b, key, x.dtype)
+        idx_np, w_np = interpolation_taps(n_in, n_out, mode)
+        k = idx_np.shape[1]
+        taps = b.node("Gather", [r.name, b.const(idx_np.reshape(-1), T.int64, "taps").name],
+                      f, axis=axis)  # fmt: skip
+        after = [ins[1]] if axis == 2 else []  # (W is resized after H)
+        shape = [0, 0, *(outs[:1] if axis == 3 else []), n_out, k, *after]
+        taps = b.node("Reshape", [taps.name, b.int64s(shape)], f)
+        w = b.const(w_np.reshape(n_out, k, *([1] if axis == 2 else [])), f)
+        r = b.node("ReduceSum", [b.node("Mul", [taps.name, w.name], f).name,
+                                 b.int64s([axis + 1])], f, keepdims=0)  # fmt: skip
+    return b.cast(r, x.dtype)

@@ -1,0 +1,825 @@
+"""The vision ops (conv2d, conv3d, conv2d_transpose, max_pool2d, avg_pool2d, pad, resize):
+numpy goldens written here from the definitions (Python loops over every output and tap,
+exact fractions for resize), checked on both backends; types under every policy; user
+errors; symbolic sizes; the export's structure (channels-last transposes cancelled, native
+operators where onnxruntime's kernel matches); and the onnxruntime behaviours the
+legalizations rely on.
+
+Tolerances. gd.evaluate sums in float64 and rounds once: within an ulp of the golden (also
+float64). onnxruntime sums n terms in float32 in its own order: within (n + 2) eps *
+sum|terms| of it, sum|terms| being the golden applied to |operands|.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import graphdsl as gd
+from exporters.onnx import export, run
+from exporters.onnx._builder import ExportError
+from exporters.onnx._lower.vision import MEASURED_CPU
+
+EPS32 = float(np.finfo(np.float32).eps)
+EPS64 = float(np.finfo(np.float64).eps)
+RNG = np.random.default_rng(7)
+
+
+# ---------------------------------------------------------------------------- goldens
+
+
+def conv_golden(
+    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], dilation: tuple[int, ...],
+    pads: tuple[int, ...], groups: int = 1, bias: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """Cross-correlation, channels first: x (N, C, *S), w (F, C / groups, *K); pads (before,
+    after) per axis; a padded tap reads 0 and is multiplied too (0 * inf is NaN)."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, _, *size = x.shape
+    f, cg, *k = w.shape
+    nd = len(size)
+    outs = [(size[a] + pads[2 * a] + pads[2 * a + 1] - dilation[a] * (k[a] - 1) - 1)
+            // stride[a] + 1 for a in range(nd)]  # fmt: skip
+    out = np.zeros((n, f, *outs))
+    fg = f // groups
+    with np.errstate(all="ignore"):
+        for b, o, pos in itertools.product(range(n), range(f), itertools.product(
+                *(range(m) for m in outs))):  # fmt: skip
+            acc = 0.0 if bias is None else float(bias[o])
+            for ch, tap in itertools.product(range(cg), itertools.product(*(range(m) for m in k))):
+                at = [pos[a] * stride[a] - pads[2 * a] + tap[a] * dilation[a] for a in range(nd)]
+                inside = all(0 <= at[a] < size[a] for a in range(nd))
+                xv = x[(b, (o // fg) * cg + ch, *at)] if inside else 0.0
+                acc += xv * w[(o, ch, *tap)]
+            out[(b, o, *pos)] = acc
+    return out
+
+
+def conv_transpose_golden(
+    x: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tuple[int, int],
+    pads: tuple[int, int, int, int], out_pads: tuple[int, int], bias: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """x (N, C_in, H, W), w (C_in, C_out, kh, kw): input (i, j) adds x * w[tap] at output
+    (i * stride + tap * dilation - pad_before); only real input elements add anything."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, ci, h, wd = x.shape
+    _, co, kh, kw = w.shape
+    ho = (h - 1) * stride[0] - pads[0] - pads[1] + dilation[0] * (kh - 1) + out_pads[0] + 1
+    wo = (wd - 1) * stride[1] - pads[2] - pads[3] + dilation[1] * (kw - 1) + out_pads[1] + 1
+    out = np.zeros((n, co, ho, wo))
+    if bias is not None:
+        out += bias.astype(np.float64).reshape(1, -1, 1, 1)
+    with np.errstate(all="ignore"):
+        for b, c, i, j, o, p, q in itertools.product(
+            range(n), range(ci), range(h), range(wd), range(co), range(kh), range(kw)
+        ):
+            y = i * stride[0] + p * dilation[0] - pads[0]
+            z = j * stride[1] + q * dilation[1] - pads[2]
+            if 0 <= y < ho and 0 <= z < wo:
+                out[b, o, y, z] += x[b, c, i, j] * w[c, o, p, q]
+    return out
+
+
+def pool_golden(
+    x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+    padding: tuple[int, int], ceil: bool, kind: str, count_boundary: bool = True,
+) -> np.ndarray:  # fmt: skip
+    """PyTorch's pooling, channels first. Output size floor (ceil) of (n + 2p - d(k-1) - 1)
+    / s, + 1, less a ceil-mode window starting in the right padding. max: NaN wins, +0.0
+    over -0.0, padding never wins; avg: the sum over the taps inside the padded input
+    (count_boundary) or inside the input."""
+    n, c, h, w = x.shape
+    size = (h, w)
+    outs = []
+    for a in range(2):
+        span = size[a] + 2 * padding[a] - dilation[a] * (kernel[a] - 1) - 1
+        o = (math.ceil(span / stride[a]) if ceil else span // stride[a]) + 1
+        if ceil and (o - 1) * stride[a] >= size[a] + padding[a]:
+            o -= 1
+        outs.append(o)
+    dtype = np.float64 if kind == "avg" else x.dtype
+    out = np.zeros((n, c, *outs), dtype)
+    for b, ch, oh, ow in itertools.product(range(n), range(c), range(outs[0]), range(outs[1])):
+        taps, counted = [], 0
+        for i, j in itertools.product(range(kernel[0]), range(kernel[1])):
+            y = oh * stride[0] - padding[0] + i * dilation[0]
+            z = ow * stride[1] - padding[1] + j * dilation[1]
+            in_padded = -padding[0] <= y < h + padding[0] and -padding[1] <= z < w + padding[1]
+            inside = 0 <= y < h and 0 <= z < w
+            if inside:
+                taps.append(x[b, ch, y, z])
+            counted += inside or (count_boundary and in_padded)
+        if kind == "avg":
+            out[b, ch, oh, ow] = sum(float(t) for t in taps) / counted
+            continue
+        vals = np.array(taps)
+        if vals.dtype.kind == "f" and np.isnan(vals).any():
+            out[b, ch, oh, ow] = np.nan
+        elif vals.dtype.kind == "f" and vals.max() == 0:
+            out[b, ch, oh, ow] = 0.0 if (~np.signbit(vals[vals == 0])).any() else -0.0
+        else:
+            out[b, ch, oh, ow] = vals.max()
+    return out
+
+
+def cubic(z: Fraction) -> Fraction:
+    a, z = Fraction(-3, 4), abs(z)
+    if z <= 1:
+        return (a + 2) * z**3 - (a + 3) * z**2 + 1
+    if z < 2:
+        return a * z**3 - 5 * a * z**2 + 8 * a * z - 4 * a
+    return Fraction(0)
+
+
+def resize_axis_golden(x: np.ndarray, axis: int, n_out: int, mode: str) -> np.ndarray:
+    """One axis, half-pixel: src = (o + 1/2) n_in / n_out - 1/2 (exact); nearest rounds half
+    down, bilinear clamps src at 0, bicubic takes 4 neighbours; indices clamp to the edges."""
+    n_in = x.shape[axis]
+    if n_in == n_out:
+        return x
+    rows = []
+    for o in range(n_out):
+        src = (Fraction(o) + Fraction(1, 2)) * Fraction(n_in, n_out) - Fraction(1, 2)
+        if mode == "nearest":
+            taps = [(math.ceil(src - Fraction(1, 2)), Fraction(1))]
+        elif mode == "bilinear":
+            src = max(src, Fraction(0))
+            i0 = math.floor(src)
+            taps = [(i0, 1 - (src - i0)), (i0 + 1, src - i0)]
+        else:
+            i0 = math.floor(src)
+            taps = [(i0 + j, cubic(src - i0 - j)) for j in (-1, 0, 1, 2)]
+        with np.errstate(all="ignore"):
+            parts = [np.take(x, min(max(i, 0), n_in - 1), axis=axis) * float(wt)
+                     for i, wt in taps]  # fmt: skip
+            rows.append(sum(parts[1:], parts[0]))
+    return np.stack(rows, axis=axis)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def one_op(
+    build: Callable[..., gd.Symbol], *types: gd.TensorType, policy: str = "default"
+) -> gd.Graph:  # fmt: skip
+    g = gd.Graph("v", input_types={f"x{i}": t for i, t in enumerate(types)}, policy=policy)
+    g.output(build(*g.inputs))
+    return g
+
+
+def both(g: gd.Graph, *xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gd.evaluate's and onnxruntime's result (the model checked in full)."""
+    want = gd.evaluate(g, list(xs))[0]
+    got = run(export(g, check="full"), list(xs))[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    return want, got
+
+
+def assert_within(got: np.ndarray, golden: np.ndarray, bound: np.ndarray | float) -> None:
+    g, w = got.astype(np.float64), golden.astype(np.float64)
+    with np.errstate(all="ignore"):
+        ok = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= bound)
+    assert ok.all(), f"{int((~ok).sum())} differ: got {g[~ok][:5]}, want {w[~ok][:5]}"
+
+
+def ulp(golden: np.ndarray, dt: Any) -> np.ndarray:
+    return np.asarray(np.abs(golden) * float(ml_dtypes.finfo(dt).eps))
+
+
+def nhwc(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+def nchw(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(a, -1, 1))
+
+
+# ---------------------------------------------------------------------------- convolution
+
+CONV_CASES = [  # stride, dilation, padding (top, bottom, left, right), groups
+    ((1, 1), (1, 1), (0, 0, 0, 0), 1),
+    ((2, 1), (1, 2), (1, 0, 2, 1), 2),
+    ((1, 3), (2, 1), (2, 2, 0, 1), 4),
+    ((3, 2), (1, 1), (0, 1, 1, 0), 1),
+]
+
+
+@pytest.mark.parametrize(("stride", "dilation", "padding", "groups"), CONV_CASES)
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_conv2d_matches_golden(
+    stride: tuple[int, int], dilation: tuple[int, int], padding: tuple[int, int, int, int],
+    groups: int, layout: str,
+) -> None:  # fmt: skip
+    x = RNG.normal(size=(2, 4, 7, 8)).astype(np.float32)  # NCHW
+    w = RNG.normal(size=(8, 4 // groups, 3, 2)).astype(np.float32)  # OIHW
+    bias = RNG.normal(size=8).astype(np.float32)
+    golden = conv_golden(x, w, stride, dilation, padding, groups, bias)
+    scale = conv_golden(np.abs(x), np.abs(w), stride, dilation, padding, groups, np.abs(bias))
+    last = layout == "NHWC"
+    xin, filt = (nhwc(x), w.transpose(2, 3, 1, 0)) if last else (x, w)
+    g = one_op(lambda v: gd.ops.conv2d(v, filt, stride, dilation, padding, groups, bias,
+                                       input_layout=layout),
+               gd.TensorType(gd.float32, xin.shape))  # fmt: skip
+    want, got = both(g, xin)
+    if last:
+        want, got = nchw(want), nchw(got)
+    assert_within(want, golden, ulp(golden, np.float32))
+    n = 4 // groups * 6 + 1  # products and the bias per output
+    assert_within(got, golden, (n + 2) * EPS32 * scale)
+
+
+@pytest.mark.parametrize("dt", [gd.float16, gd.bfloat16, gd.float64])
+def test_conv2d_other_floats_round_once(dt: gd.DType) -> None:
+    x = RNG.normal(size=(1, 3, 5, 6)).astype(dt.np)
+    w = RNG.normal(size=(2, 3, 3, 3)).astype(dt.np)
+    golden = conv_golden(x, w, (1, 1), (1, 1), (1, 1, 1, 1))
+    g = one_op(lambda v: gd.ops.conv2d(v, w, padding=(1, 1, 1, 1), input_layout="NCHW"),
+               gd.TensorType(dt, x.shape))  # fmt: skip
+    want, got = both(g, x)
+    scale = conv_golden(np.abs(x), np.abs(w), (1, 1), (1, 1), (1, 1, 1, 1))
+    if dt is gd.float64:  # no wider type: the reference's sum is in its own order too
+        assert_within(want, golden, 29 * EPS64 * scale)
+        assert_within(got, golden, 29 * EPS64 * scale)
+        return
+    # the reference: the float64 sum rounded once to the dtype
+    assert np.array_equal(want, golden.astype(dt.np), equal_nan=True)
+    assert_within(got, golden, 29 * EPS32 * scale + ulp(golden, dt.np))
+
+
+def test_conv2d_inf_filter_over_padding_is_nan() -> None:
+    # zero padding is multiplied like any element: 0 * inf = NaN (onnxruntime agrees)
+    w = np.ones((1, 1, 2, 2), np.float32)
+    w[0, 0, 0, 0] = np.inf
+    x = np.ones((1, 1, 2, 2), np.float32)
+    g = one_op(lambda v: gd.ops.conv2d(v, w, padding=(1, 0, 1, 0), input_layout="NCHW"),
+               gd.TensorType(gd.float32, x.shape))  # fmt: skip
+    want, got = both(g, x)
+    golden = conv_golden(x, w, (1, 1), (1, 1), (1, 0, 1, 0))
+    assert np.isnan(golden[0, 0, 0, 0]) and golden[0, 0, 1, 1] == np.inf
+    assert np.array_equal(want, golden.astype(np.float32), equal_nan=True)
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_conv3d_matches_golden() -> None:
+    x = RNG.normal(size=(2, 3, 4, 5, 6)).astype(np.float32)
+    w = RNG.normal(size=(4, 3, 2, 3, 2)).astype(np.float32)
+    stride, dilation, pads = (1, 2, 1), (2, 1, 1), (1, 0, 0, 1, 1, 1)
+    golden = conv_golden(x, w, stride, dilation, pads)
+    scale = conv_golden(np.abs(x), np.abs(w), stride, dilation, pads)
+    xin = np.ascontiguousarray(np.moveaxis(x, 1, -1))  # NDHWC
+    filt = w.transpose(2, 3, 4, 1, 0)  # QRSCF
+    g = one_op(lambda v: gd.ops.conv3d(v, filt, stride, dilation, pads),
+               gd.TensorType(gd.float32, xin.shape))  # fmt: skip
+    want, got = (np.moveaxis(r, -1, 1) for r in both(g, xin))
+    assert_within(want, golden, ulp(golden, np.float32))
+    assert_within(got, golden, (36 + 2) * EPS32 * scale)
+
+
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64])
+@pytest.mark.parametrize(
+    ("stride", "dilation", "pads", "out_pads"),
+    [((1, 1), (1, 1), (0, 0, 0, 0), (0, 0)), ((2, 3), (1, 2), (1, 0, 2, 1), (1, 2)),
+     ((3, 2), (2, 1), (0, 2, 0, 0), (2, 0))],
+)  # fmt: skip
+def test_conv2d_transpose_matches_golden(
+    dt: gd.DType, stride: tuple[int, int], dilation: tuple[int, int],
+    pads: tuple[int, int, int, int], out_pads: tuple[int, int],
+) -> None:  # fmt: skip
+    x = RNG.normal(size=(2, 3, 4, 5)).astype(dt.np)
+    w = RNG.normal(size=(3, 2, 3, 2)).astype(dt.np)  # (in, out, kh, kw)
+    bias = RNG.normal(size=2).astype(dt.np)
+    golden = conv_transpose_golden(x, w, stride, dilation, pads, out_pads, bias)
+    scale = conv_transpose_golden(np.abs(x), np.abs(w), stride, dilation, pads, out_pads,
+                                  np.abs(bias))  # fmt: skip
+    filt = w.transpose(2, 3, 1, 0)  # RSCF: (kh, kw, out, in)
+    g = one_op(lambda v: gd.ops.conv2d_transpose(v, filt, stride, dilation, pads, out_pads,
+                                                 bias),
+               gd.TensorType(dt, nhwc(x).shape))  # fmt: skip
+    want, got = (nchw(r) for r in both(g, nhwc(x)))
+    eps = EPS32 if dt is gd.float32 else EPS64
+    # float32: rounded once from float64; float64: a sum in another order
+    assert_within(want, golden, ulp(golden, dt.np) if dt is gd.float32 else 21 * eps * scale)
+    assert_within(got, golden, (3 * 6 + 3) * eps * scale)
+
+
+def test_conv2d_transpose_only_real_elements_add() -> None:
+    # between and around the input elements there is no term: an inf in the filter makes NaN
+    # only where an input element of 0 meets it (both backends, float32 and float64)
+    w = np.array([[[[1.0, np.inf]]]])  # (in, out, kh, kw)
+    x = np.array([[[[2.0, 0.0]]]])
+    golden = conv_transpose_golden(x, w, (1, 2), (1, 1), (0, 0, 0, 0), (0, 0))
+    assert golden.ravel().tolist()[:3] == [2.0, np.inf, 0.0] and np.isnan(golden[0, 0, 0, 3])
+    for dt in (gd.float32, gd.float64):
+        g = one_op(
+            lambda v, dt=dt: gd.ops.conv2d_transpose(
+                v, w.astype(dt.np), stride=(1, 2), input_layout="NCHW"
+            ),
+            gd.TensorType(dt, x.shape),
+        )
+        want, got = both(g, x.astype(dt.np))
+        assert np.array_equal(want, golden.astype(dt.np), equal_nan=True)
+        assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_conv2d_matches_pytorch_style_example() -> None:
+    # a hand-computed case: 3x3 input, 2x2 ones filter, stride 2, padding 1 on every side
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    g = one_op(lambda v: gd.ops.conv2d(v, np.ones((1, 1, 2, 2), np.float32), stride=(2, 2),
+                                       padding=(1, 1, 1, 1), input_layout="NCHW"),
+               gd.TensorType(gd.float32, x.shape))  # fmt: skip
+    want, got = both(g, x)
+    assert want[0, 0].tolist() == [[0, 3], [9, 24]] and np.array_equal(got, want)
+
+
+# ---------------------------------------------------------------------------- pooling
+
+POOL_CASES = [  # kernel, stride, dilation, padding, ceil
+    ((2, 2), (2, 2), (1, 1), (0, 0), False),
+    ((3, 2), (2, 2), (1, 1), (1, 1), True),  # a ceil-mode window past the padding
+    ((2, 3), (3, 1), (2, 1), (1, 1), True),
+    ((2, 2), (1, 2), (3, 1), (2, 1), False),  # padding as large as the kernel
+    ((3, 3), (2, 2), (1, 1), (1, 1), True),
+]
+
+
+@pytest.mark.parametrize(("kernel", "stride", "dilation", "padding", "ceil"), POOL_CASES)
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16, gd.float64, gd.int8, gd.int16,
+                                gd.int32, gd.int64, gd.uint64, gd.bool])  # fmt: skip
+def test_max_pool2d_matches_golden(
+    kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+    padding: tuple[int, int], ceil: bool, dt: gd.DType,
+) -> None:  # fmt: skip
+    if dt.is_float:
+        vals = np.array([0.0, -0.0, 1.5, -2.0, np.nan, -np.inf, np.inf, 3.0, -0.5])
+        x = RNG.choice(vals, size=(2, 3, 7, 6), p=[0.2, 0.2, 0.1, 0.1, 0.05, 0.05, 0.05, 0.1,
+                                                   0.15]).astype(dt.np)  # fmt: skip
+    elif dt is gd.bool:
+        x = RNG.random((2, 3, 7, 6)) < 0.2
+    else:
+        info = np.iinfo(dt.np)
+        x = RNG.choice(np.array([info.min, info.max, 0, -1, 5], dtype=object)[
+            : 5 if info.min < 0 else 3], size=(2, 3, 7, 6)).astype(dt.np)  # fmt: skip
+    golden = pool_golden(x, kernel, stride, dilation, padding, ceil, "max")
+    for layout in ("NCHW", "NHWC"):
+        xin = x if layout == "NCHW" else nhwc(x)
+        g = one_op(lambda v, layout=layout: gd.ops.max_pool2d(
+            v, kernel, stride, dilation, padding, ceil, input_layout=layout),
+            gd.TensorType(dt, xin.shape))  # fmt: skip
+        want, got = both(g, xin)
+        if layout == "NHWC":
+            want, got = nchw(want), nchw(got)
+        # exact, the sign of zero included
+        for r in (want, got):
+            assert np.array_equal(r, golden.astype(dt.np), equal_nan=True)
+            if dt.is_float:
+                assert np.array_equal(np.signbit(r), np.signbit(golden.astype(dt.np)))
+
+
+def test_max_pool2d_ceil_mode_drops_a_window_starting_in_the_padding() -> None:
+    # PyTorch: H = 5, kernel 2, stride 2, padding 1: ceil(5 / 2) + 1 = 4 windows, but the
+    # last would start at 6 = H + padding (in the padding): 3
+    g = one_op(lambda v: gd.ops.max_pool2d(v, (2, 2), 2, padding=1, ceil_mode=True,
+                                           input_layout="NCHW"),
+               gd.TensorType(gd.float32, (1, 1, 5, 5)))  # fmt: skip
+    assert g.outputs[0].shape == (1, 1, 3, 3)
+    x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    want, got = both(g, x)
+    assert want[0, 0].tolist() == [[0, 2, 4], [10, 12, 14], [20, 22, 24]]
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(("kernel", "stride", "dilation", "padding", "ceil"), POOL_CASES)
+@pytest.mark.parametrize("boundary", [True, False])
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64, gd.float16])
+def test_avg_pool2d_matches_golden(
+    kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+    padding: tuple[int, int], ceil: bool, boundary: bool, dt: gd.DType,
+) -> None:  # fmt: skip
+    if any(p > k // 2 for p, k in zip(padding, kernel, strict=True)):
+        pytest.skip("average pooling takes at most half the (undilated) kernel as padding")
+    x = RNG.normal(size=(2, 3, 7, 6)).astype(dt.np)
+    golden = pool_golden(x, kernel, stride, dilation, padding, ceil, "avg", boundary)
+    scale = pool_golden(np.abs(x), kernel, stride, dilation, padding, ceil, "avg", boundary)
+    g = one_op(lambda v: gd.ops.avg_pool2d(v, kernel, stride, dilation, padding, ceil,
+                                           boundary),
+               gd.TensorType(dt, nhwc(x).shape))  # fmt: skip
+    want, got = (nchw(r) for r in both(g, nhwc(x)))
+    n = kernel[0] * kernel[1]
+    if dt is gd.float64:  # a sum in numpy's order: within its bound too
+        assert_within(want, golden, (n + 2) * EPS64 * scale)
+    else:
+        assert np.array_equal(want, golden.astype(dt.np))  # rounded once
+    eps = EPS64 if dt is gd.float64 else EPS32
+    assert_within(got, golden, (n + 2) * eps * scale + ulp(golden, dt.np))
+
+
+def test_avg_pool2d_divisors() -> None:
+    # 2x2 input, kernel 2, stride 2, padding 1: each window holds one element and three pads
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32).reshape(1, 1, 2, 2)
+    for boundary, expect in ((True, [[0.25, 0.5], [0.75, 1.0]]), (False, [[1, 2], [3, 4]])):
+        g = one_op(lambda v, c=boundary: gd.ops.avg_pool2d(
+            v, (2, 2), 2, padding=1, count_boundary=c, input_layout="NCHW"),
+            gd.TensorType(gd.float32, x.shape))  # fmt: skip
+        want, got = both(g, x)
+        assert want[0, 0].tolist() == expect and np.array_equal(got, want)
+
+
+def test_avg_pool2d_of_integers_is_the_default_float() -> None:
+    x = np.array([[1, 2], [4, 8]], np.int32).reshape(1, 1, 2, 2)
+    g = one_op(lambda v: gd.ops.avg_pool2d(v, (2, 2), input_layout="NCHW"),
+               gd.TensorType(gd.int32, x.shape))  # fmt: skip
+    want, got = both(g, x)
+    assert want.dtype == np.float32 and want.ravel().tolist() == [3.75]
+    assert np.array_equal(got, want)
+
+
+# ---------------------------------------------------------------------------- pad, resize
+
+
+def pad_golden(x: np.ndarray, pads: tuple[int, ...], mode: str, value: Any) -> np.ndarray:
+    """Each output index maps to an input index: shifted; reflected about the edge elements
+    (-1 -> 1, n -> n - 2); clamped to the edge; or the value where constant padding."""
+    out_shape = [n + pads[2 * a] + pads[2 * a + 1] for a, n in enumerate(x.shape)]
+    out = np.empty(out_shape, x.dtype)
+    for pos in itertools.product(*(range(n) for n in out_shape)):
+        src, fill = [], False
+        for a, p in enumerate(pos):
+            i, n = p - pads[2 * a], x.shape[a]
+            if mode == "reflect":
+                i = -i if i < 0 else 2 * (n - 1) - i if i >= n else i
+            elif mode == "edge":
+                i = min(max(i, 0), n - 1)
+            fill |= not 0 <= i < n
+            src.append(i)
+        out[pos] = value if fill else x[tuple(src)]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16, gd.bfloat16, gd.float64, gd.int8,
+                                gd.int16, gd.uint16, gd.int64, gd.uint64, gd.bool,
+                                gd.float8_e4m3fn])  # fmt: skip
+def test_pad_matches_golden(mode: str, dt: gd.DType) -> None:
+    x = (RNG.normal(size=(3, 4, 2)) * 10).astype(np.float32)
+    x = (x > 0) if dt is gd.bool else x.astype(dt.np)
+    if dt.is_float:
+        x.ravel()[:3] = [np.nan, -0.0, np.inf]
+    pads = (1, 2, 0, 3, 1, 0)
+    value = 1 if dt is gd.bool or not dt.is_float else 0.1
+    g = one_op(lambda v: gd.ops.pad(v, pads, mode, value), gd.TensorType(dt, x.shape))
+    want, got = both(g, x)
+    fill = np.array(value).astype(dt.np)  # the value rounds to the dtype
+    golden = pad_golden(x, pads, mode, fill)
+    for r in (want, got):
+        assert np.array_equal(r, golden, equal_nan=True)
+        assert np.array_equal(
+            np.signbit(r.astype(np.float64)), np.signbit(golden.astype(np.float64))
+        )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16, gd.float64])
+@pytest.mark.parametrize("size", [(5, 9), (3, 2), (7, 4), (1, 6), (4, 8)])
+def test_resize_matches_golden(mode: str, dt: gd.DType, size: tuple[int, int]) -> None:
+    x = RNG.normal(size=(2, 3, 4, 6)).astype(dt.np)
+    golden = x.astype(np.float64)
+    scale = np.abs(golden)
+    for axis, n_out in ((2, size[0]), (3, size[1])):
+        golden = resize_axis_golden(golden, axis, n_out, mode)
+        if mode == "bicubic":  # the absolute weights bound a bicubic sum's rounding
+            top = np.max(np.abs(x.astype(np.float64)))
+            scale = np.full(golden.shape, top * 1.5)
+        else:
+            scale = resize_axis_golden(scale, axis, n_out, mode)
+    g = one_op(lambda v: gd.ops.resize(v, (2, 3, *size), mode), gd.TensorType(dt, x.shape))
+    want, got = both(g, x)
+    if mode == "nearest":
+        assert np.array_equal(want, golden.astype(dt.np)) and np.array_equal(got, want)
+        return
+    assert_within(want, golden, ulp(golden, dt.np) + 1e-12 * scale)
+    # onnxruntime's half-pixel coordinate in float32 moves the weights by a few eps times
+    # the input size (its own float32 arithmetic; the float64 path computes exact weights)
+    eps = float(np.finfo(np.float64).eps) if dt is gd.float64 else EPS32
+    assert_within(got, golden, 24 * (6 + 2) * eps * scale + ulp(golden, dt.np))
+
+
+def test_resize_nearest_is_exact_for_every_size_pair() -> None:
+    # exact half-down indices for every size pair 1..40 (onnxruntime's native Resize picks
+    # another element for 36 -> 21: the lowering gathers the reference's indices)
+    x = np.arange(40, dtype=np.float32).reshape(1, 1, 40, 1)
+    for n_in, n_out in itertools.product(range(1, 41), repeat=2):
+        g = one_op(lambda v, o=n_out: gd.ops.resize(v, (1, 1, o, 1), "nearest"),
+                   gd.TensorType(gd.float32, (1, 1, n_in, 1)))  # fmt: skip
+        want, got = both(g, x[:, :, :n_in])
+        golden = resize_axis_golden(x[:, :, :n_in].astype(np.float64), 2, n_out, "nearest")
+        assert np.array_equal(want, golden) and np.array_equal(got, want), (n_in, n_out)
+
+
+def test_resize_copies_an_axis_it_does_not_resize() -> None:
+    # an inf in one row stays in its row (onnxruntime's cubic Resize would spread a NaN: the
+    # lowering gathers the taps instead)
+    x = np.array([[1.0, 2.0], [np.inf, 4.0]], np.float32).reshape(1, 1, 2, 2)
+    for mode in ("bilinear", "bicubic"):
+        g = one_op(lambda v, m=mode: gd.ops.resize(v, (1, 1, 2, 4), m),
+                   gd.TensorType(gd.float32, x.shape))  # fmt: skip
+        want, got = both(g, x)
+        assert np.isfinite(want[0, 0, 0]).all() and np.isfinite(got[0, 0, 0]).all()
+        golden = resize_axis_golden(x.astype(np.float64), 3, 4, mode)
+        assert_within(got, golden, 16 * EPS32 * np.abs(golden))
+
+
+# ---------------------------------------------------------------------------- types
+
+
+@pytest.mark.parametrize("policy", gd.policy_names())
+def test_types_under_every_policy(policy: str) -> None:
+    for a, b in itertools.product([gd.float16, gd.bfloat16, gd.float32, gd.int8], repeat=2):
+        g = gd.Graph(
+            "t",
+            input_types={"x": gd.TensorType(a, (1, 4, 4, 2)), "w": gd.TensorType(b, (3, 3, 2, 5))},
+            policy=policy,
+        )
+        x, w = g.inputs
+        try:
+            joined = g.policy.promote_types(a, b)
+        except gd.PromotionError:
+            with pytest.raises((gd.PromotionError, gd.OpTypeError)):
+                gd.ops.conv2d(x, w)
+            continue
+        if not joined.is_float:
+            with pytest.raises(gd.OpTypeError, match="floating"):
+                gd.ops.conv2d(x, w)
+            continue
+        assert gd.ops.conv2d(x, w).dtype is joined
+    g = gd.Graph(
+        "t",
+        input_types={
+            "i": gd.TensorType(gd.int16, (1, 3, 4, 4)),
+            "b": gd.TensorType(gd.bool, (1, 3, 4, 4)),
+        },
+        policy=policy,
+    )
+    i, b = g.inputs
+    default_float = g.policy.default_float
+    assert gd.ops.avg_pool2d(i, (2, 2)).dtype is default_float
+    assert gd.ops.resize(i, (1, 3, 2, 2)).dtype is default_float
+    assert gd.ops.resize(i, (1, 3, 2, 2), "nearest").dtype is gd.int16
+    assert gd.ops.max_pool2d(i, (2, 2)).dtype is gd.int16
+    assert gd.ops.max_pool2d(b, (2, 2)).dtype is gd.bool
+    assert gd.ops.pad(b, (0, 0, 1, 1, 0, 0, 0, 0), value=True).dtype is gd.bool
+
+
+def test_symbolic_sizes() -> None:
+    g = gd.Graph("s", input_types={"x": gd.TensorType(gd.float32, ("n", "h", "w", 3))})
+    (x,) = g.inputs
+    same = gd.ops.conv2d(x, np.ones((3, 3, 3, 4), np.float32), padding=(1, 1, 1, 1))
+    grow = gd.ops.conv2d(x, np.ones((1, 1, 3, 4), np.float32), padding=(1, 1, 0, 2))
+    up = gd.ops.conv2d_transpose(x, np.ones((3, 3, 2, 3), np.float32), stride=(2, 2),
+                                 padding=(1, 1, 1, 1), output_paddings=(1, 1))  # fmt: skip
+    pooled = gd.ops.max_pool2d(x, (3, 3), padding=1)
+    padded = gd.ops.pad(x, (0, 0, 2, 0, 0, 1, 0, 0))
+    assert same.shape == ("n", "h", "w", 4) and grow.shape == ("n", "h+2", "w+2", 4)
+    assert up.shape == ("n", "h*2", "w*2", 2) and pooled.shape == ("n", "h", "w", 3)
+    assert padded.shape == ("n", "h+2", "w+1", 3)
+    g.output(same, grow, up, pooled, padded)
+    model = export(g, check="full")
+    for n, h, w in ((2, 5, 4), (1, 3, 7)):
+        xs = RNG.normal(size=(n, h, w, 3)).astype(np.float32)
+        for want, got in zip(gd.evaluate(g, {"x": xs}), run(model, {"x": xs}), strict=True):
+            assert want.shape == got.shape
+            assert_within(got, want, 40 * EPS32 * (1 + np.abs(want)))
+    # float64 has no Conv kernel: the windows are gathered by slices for symbolic sizes
+    g64 = one_op(lambda v: gd.ops.conv2d(v, np.ones((3, 2, 3, 2)), padding=(1, 1, 0, 1)),
+                 gd.TensorType(gd.float64, ("n", "h", 5, 3)))  # fmt: skip
+    model = export(g64, check="full")
+    for n, h in ((2, 4), (1, 6)):
+        xs = RNG.normal(size=(n, h, 5, 3))
+        want, got = gd.evaluate(g64, {"x0": xs})[0], run(model, {"x0": xs})[0]
+        assert_within(got, want, 1e-12 * (1 + np.abs(want)))
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _raises(kind: type[Exception], match: str, fn: Callable[[gd.Symbol], object],
+            shape: tuple[Any, ...] = (1, 6, 6, 4), dt: gd.DType = gd.float32) -> None:  # fmt: skip
+    g = gd.Graph("e", input_types={"x": gd.TensorType(dt, shape)})
+    with pytest.raises(kind, match=match):
+        fn(g.inputs[0])
+
+
+def test_user_errors_say_what_is_wrong() -> None:
+    f = np.ones((3, 3, 4, 8), np.float32)
+    _raises(
+        gd.ShapeError,
+        "x's channels must be groups",
+        lambda x: gd.ops.conv2d(x, np.ones((3, 3, 3, 8), np.float32)),
+    )
+    _raises(
+        gd.ShapeError,
+        "groups must divide",
+        lambda x: gd.ops.conv2d(x, np.ones((3, 3, 1, 6), np.float32), groups=4),
+    )
+    _raises(
+        gd.ShapeError, "kernel spans 9 elements", lambda x: gd.ops.conv2d(x, f, dilation=(4, 1))
+    )
+    _raises(
+        gd.ShapeError,
+        "bias must have shape",
+        lambda x: gd.ops.conv2d(x, f, bias=np.ones(4, np.float32)),
+    )
+    _raises(
+        gd.ShapeError,
+        "smaller than the stride",
+        lambda x: gd.ops.conv2d_transpose(
+            x, np.ones((2, 2, 3, 4), np.float32), stride=(2, 2), output_paddings=(2, 0)
+        ),
+    )
+    _raises(gd.ShapeError, "rank 4", lambda x: gd.ops.conv2d(x, f), shape=(6, 6, 4))
+    _raises(
+        gd.OpTypeError,
+        "input_layout must be one of",
+        lambda x: gd.ops.conv2d(x, f, input_layout="HWC"),
+    )
+    _raises(
+        gd.OpTypeError,
+        "floating",
+        lambda x: gd.ops.conv2d(x, np.ones((3, 3, 4, 8), np.int32)),
+        dt=gd.int32,
+    )
+    _raises(
+        gd.ShapeError,
+        "symbolic",
+        lambda x: gd.ops.conv2d(x, f, stride=(2, 2)),
+        shape=(1, "h", 6, 4),
+    )
+    _raises(gd.ShapeError, "at most half", lambda x: gd.ops.max_pool2d(x, (2, 2), padding=2))
+    _raises(
+        gd.ShapeError,
+        "holds only padding",
+        lambda x: gd.ops.max_pool2d(x, (2, 2), dilation=3, padding=2),
+        shape=(1, 2, 2, 1),
+    )
+    _raises(
+        gd.ShapeError,
+        "static",
+        lambda x: gd.ops.pad(x, (0, 0, 1, 1, 0, 0, 0, 0), "reflect"),
+        shape=(1, "h", 6, 4),
+    )
+    _raises(gd.ShapeError, "size - 1", lambda x: gd.ops.pad(x, (0, 0, 6, 0, 0, 0, 0, 0), "reflect"))
+    _raises(
+        gd.OpTypeError,
+        "does not fit",
+        lambda x: gd.ops.pad(x, (0, 0, 1, 0, 0, 0, 0, 0), value=300),
+        dt=gd.int8,
+    )
+    _raises(gd.ShapeError, "N and C", lambda x: gd.ops.resize(x, (1, 3, 6, 6)))
+    _raises(
+        gd.ShapeError,
+        "must be static",
+        lambda x: gd.ops.resize(x, (1, 4, 6, 6)),
+        shape=(1, 4, "h", 6),
+    )
+    _raises(gd.OpTypeError, "interpolation", lambda x: gd.ops.resize(x, (1, 6, 6, 4), "area"))
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def test_consecutive_channels_last_ops_share_their_transposes() -> None:
+    g = gd.Graph("chain", input_types={"x": gd.TensorType(gd.float32, ("n", 8, 8, 3))})
+    (h,) = g.inputs
+    for c_in, c_out in ((3, 4), (4, 4), (4, 2)):
+        h = gd.ops.conv2d(h, RNG.normal(size=(3, 3, c_in, c_out)).astype(np.float32),
+                          padding=(1, 1, 1, 1))  # fmt: skip
+    g.output(gd.ops.max_pool2d(h, (2, 2), stride=2))
+    ops = [n.op_type for n in export(g, check="full").graph.node]
+    # in once, out once; the RSCF filters were constants transposed as they were built
+    assert ops.count("Transpose") == 2 and ops.count("Conv") == 3
+    assert ops[0] == "Transpose" and ops[-1] == "Transpose"
+    nchw_graph = gd.Graph("c", input_types={"x": gd.TensorType(gd.float32, ("n", 3, 8, 8))})
+    (h,) = nchw_graph.inputs
+    nchw_graph.output(gd.ops.conv2d(h, np.ones((4, 3, 3, 3), np.float32), input_layout="NCHW"))
+    assert [n.op_type for n in export(nchw_graph).graph.node] == ["Conv"]
+
+
+def test_lowerings_use_the_native_operators() -> None:
+    def ops_of(build: Callable[[gd.Symbol], gd.Symbol], dt: gd.DType,
+               shape: tuple[int, ...] = (1, 2, 6, 6)) -> list[str]:  # fmt: skip
+        return [n.op_type for n in export(one_op(build, gd.TensorType(dt, shape))).graph.node]
+
+    w = np.ones((2, 2, 3, 3), np.float32)
+    assert ops_of(lambda v: gd.ops.conv2d(v, w, input_layout="NCHW"), gd.float32) == ["Conv"]
+    assert ops_of(lambda v: gd.ops.avg_pool2d(v, (2, 2), input_layout="NCHW"),
+                  gd.float32) == ["AveragePool"]  # fmt: skip
+    assert ops_of(lambda v: gd.ops.max_pool2d(v, (2, 2), input_layout="NCHW"),
+                  gd.int8) == ["MaxPool"]  # fmt: skip
+    assert ops_of(lambda v: gd.ops.pad(v, (0, 0, 0, 0, 1, 1, 1, 1)), gd.int32) == ["Pad"]
+    assert ops_of(lambda v: gd.ops.resize(v, (1, 2, 3, 9)), gd.float32) == ["Resize"]
+    assert ops_of(lambda v: gd.ops.resize(v, (1, 2, 3, 9), "nearest"),
+                  gd.int8) == ["Gather", "Gather"]  # fmt: skip
+    # float64: no Conv kernel; the windows are gathered and contracted by one MatMul
+    f64 = ops_of(lambda v: gd.ops.conv2d(v, w.astype(np.float64), input_layout="NCHW"),
+                 gd.float64)  # fmt: skip
+    assert "Conv" not in f64 and f64.count("MatMul") == 1 and f64.count("Gather") == 1
+    # ceil mode: explicit end padding, ceil_mode 0 (ONNX's shape inference keeps a window
+    # that onnxruntime's kernel drops)
+    m = export(one_op(lambda v: gd.ops.max_pool2d(v, (3, 3), 2, padding=1, ceil_mode=True,
+                                                  input_layout="NCHW"),
+                      gd.TensorType(gd.int8, (1, 1, 6, 6))))  # fmt: skip
+    (pool,) = [n for n in m.graph.node if n.op_type == "MaxPool"]
+    attrs = {a.name: helper.get_attribute_value(a) for a in pool.attribute}
+    assert attrs["pads"] == [1, 1, 2, 2] and "ceil_mode" not in attrs
+
+
+def test_cuda_export_says_there_is_no_kernel() -> None:
+    g = one_op(lambda v: gd.ops.conv2d(v, np.ones((2, 2, 3, 3), np.float32),
+                                       input_layout="NCHW"),
+               gd.TensorType(gd.float32, (1, 2, 5, 5)))  # fmt: skip
+    with pytest.raises(ExportError, match="no kernel for Conv on float32"):
+        export(g, target="cuda")
+
+
+# ---------------------------------------------------------------------------- onnxruntime
+
+
+def _ort(node: onnx.NodeProto, x: np.ndarray, elem: int = TensorProto.FLOAT) -> np.ndarray:
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, x.shape)],
+                          [helper.make_tensor_value_info("y", elem, None)])  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return np.asarray(sess.run(None, {"x": x})[0])
+
+
+def test_onnxruntime_behaviours_the_lowerings_rely_on() -> None:
+    pool = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2])
+    # MaxPool skips NaN and keeps the first zero it meets (the lowering repairs both)
+    assert _ort(pool, np.array([[[[2.0, np.nan], [1.0, 1.0]]]], np.float32)).item() == 2.0
+    assert np.signbit(_ort(pool, np.array([[[[-0.0, 0.0], [-0.0, -0.0]]]], np.float32)).item())
+    # ceil mode: the kernel drops a window that starts in the right padding (3 outputs, as
+    # PyTorch), where ONNX's shape inference says 4 (the lowering pads explicitly instead)
+    ceil = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                            pads=[1, 1, 1, 1], ceil_mode=1)  # fmt: skip
+    assert _ort(ceil, np.zeros((1, 1, 5, 5), np.float32)).shape == (1, 1, 3, 3)
+    # pads as large as the kernel are refused (the lowering pads explicitly)
+    big = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], pads=[2, 0, 2, 0],
+                           dilations=[3, 1])  # fmt: skip
+    with pytest.raises(Exception, match="Pad should be smaller than kernel"):
+        _ort(big, np.zeros((1, 1, 6, 6), np.float32))
+
+
+def test_measured_kernel_table_runs_natively() -> None:
+    """Every (op, type) of the lowering's hand-measured table runs without onnxruntime's own
+    float32 upcast (until scripts/probe_ort_kernels.py's table covers these ops)."""
+    names = {"FLOAT": np.float32, "DOUBLE": np.float64, "INT8": np.int8, "UINT8": np.uint8,
+             "INT32": np.int32, "INT64": np.int64, "UINT32": np.uint32, "UINT64": np.uint64,
+             "BOOL": np.bool_}  # fmt: skip
+    for key, types in MEASURED_CPU.items():
+        op, _, mode = key.partition("_")
+        for t in types:
+            elem = getattr(TensorProto, t)
+            x = np.ones((1, 2, 4, 4), names[t])
+            inputs, inits = ["x"], []
+            attrs: dict[str, Any] = {}
+            if op in ("Conv", "ConvTranspose"):
+                inits.append(helper.make_tensor("w", elem, [2, 2, 2, 2], [1] * 16))
+                inputs.append("w")
+            elif op in ("MaxPool", "AveragePool"):
+                attrs["kernel_shape"] = [2, 2]
+            elif op == "Pad":
+                inits.append(helper.make_tensor("p", TensorProto.INT64, [8], [0, 0, 1, 1] * 2))
+                inputs.append("p")
+                attrs["mode"] = mode or "constant"
+            else:
+                inits.append(helper.make_tensor("s", TensorProto.INT64, [2], [8, 8]))
+                inputs += ["", "", "s"]
+                attrs.update(axes=[2, 3], mode=mode or "nearest")
+            node = helper.make_node(op, inputs, ["y"], **attrs)
+            g = helper.make_graph(
+                [node],
+                "g",
+                [helper.make_tensor_value_info("x", elem, x.shape)],
+                [helper.make_tensor_value_info("y", elem, None)],
+                inits,
+            )
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+            m.ir_version = 10
+            so = ort.SessionOptions()
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            sess = ort.InferenceSession(m.SerializeToString(), so,
+                                        providers=["CPUExecutionProvider"])  # fmt: skip
+            assert sess.run(None, {"x": x})[0].dtype == x.dtype, (key, t)
