@@ -296,6 +296,45 @@ def build_cases() -> list[Case]:
         )
     )
     cases.append(Case("Shape", "Shape", x, out_type="INT64"))
+    cases.extend(vision_cases())
+    return cases
+
+
+# --------------------------------------------------------------------------------------------
+# Vision ops (exporters/onnx/_lower/vision.py; until these are measured it checks its own
+# hand-measured table, MEASURED_CPU): convolution, pooling, Pad per mode, Resize per mode
+# --------------------------------------------------------------------------------------------
+
+
+def vision_cases() -> list[Case]:
+    def image(t: str) -> np.ndarray:  # NCHW, 1 x 2 x 3 x 3
+        return arr(np.arange(18).reshape(1, 2, 3, 3) % 5, t)
+
+    img: list[InputSpec] = [("x", None, image)]
+    with_filter: list[InputSpec] = [*img, ("w", None, lambda t: arr(np.ones((2, 2, 2, 2)), t))]
+    cases = [
+        Case("Conv", "Conv", with_filter),
+        Case("ConvTranspose", "ConvTranspose", with_filter),
+        Case("MaxPool", "MaxPool", img, attrs={"kernel_shape": [2, 2]}),
+        Case("AveragePool", "AveragePool", img, attrs={"kernel_shape": [2, 2]}),
+    ]
+    pads = [i64("pads", [0, 0, 1, 1, 0, 0, 1, 1])]
+    for mode in ("constant", "reflect", "edge"):
+        key = "Pad" if mode == "constant" else f"Pad_{mode}"
+        cases.append(Case(key, "Pad", img, attrs={"mode": mode}, inits=pads))
+    sizes = [i64("sizes", [6, 5])]
+    for mode in ("linear", "cubic"):  # (nearest is a Gather of exact indices there)
+        attrs = {"mode": mode, "axes": [2, 3], "coordinate_transformation_mode": "half_pixel"}
+        cases.append(
+            Case(
+                f"Resize_{mode}",
+                "Resize",
+                img,
+                inits=sizes,
+                node_inputs=["x", "", "", "sizes"],
+                attrs=attrs,
+            )
+        )
     return cases
 
 
