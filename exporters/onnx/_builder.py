@@ -63,8 +63,11 @@ class V(NamedTuple):
 class Builder:
     """Accumulates ONNX nodes and initializers for one graph and one target."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, *, exact: bool = True) -> None:
         self.target = target
+        # False: legalizations that only fix the sign of a zero or a NaN's payload are left
+        # out (export(..., exact=False)); lowerings test it where they have one
+        self.exact = exact
         # nodes and initializers are written straight into the model: no copies of either
         self.model = ModelProto()
         self.nodes = self.model.graph.node
@@ -248,10 +251,13 @@ class Builder:
         places with it (Where(not cond, y, x)); otherwise the result is multiplied by -1 where
         cond holds, x is -0.0 (x == 0 and 1 / x < 0) and the result is +0.0 (1 / r > 0).
         """
-        if storage(x.dtype).kind is not Kind.float:
+        if storage(x.dtype).kind is not Kind.float or not self.exact:
             return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
         if x.name in self.no_negative_zero:
-            return self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+            r = self.elementwise("Where", [x, y], fixed=[cond.name], bits=True)
+            if y.name in self.no_negative_zero:
+                self.no_negative_zero.add(r.name)  # a choice between two such values
+            return r
         if y.name in self.no_negative_zero:
             not_cond = self.node("Not", [cond.name], T.bool)
             return self.elementwise("Where", [y, x], fixed=[not_cond.name], bits=True)

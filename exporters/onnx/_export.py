@@ -70,6 +70,7 @@ def export(
     opset: int = 21,
     target: str = "cpu",
     check: bool | Literal["full"] = True,
+    exact: bool = True,
 ) -> ModelProto:
     """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
 
@@ -91,6 +92,13 @@ def export(
       suite checks every lowering this way.
     - ``False``: nothing; the model is the same.
 
+    ``exact`` (default True): the results equal ``graphdsl.evaluate`` bit for bit where the
+    math is exact. ``exact=False`` leaves out the legalizations that only fix the sign of a
+    zero or the payload of a NaN (onnxruntime's Where turning a picked -0.0 into +0.0, the
+    order of -0.0 and +0.0 in max and min, the zero signs of ``%`` and ``//``, Relu's
+    -0.0): results then equal the reference up to signed zeros and NaN payloads, with fewer
+    nodes (docs/support-matrix.md lists what each legalization costs).
+
     >>> import graphdsl as gd
     >>> from exporters.onnx import export
     >>> g = gd.Graph("e", input_types={"x": gd.TensorType(gd.int16, (3,))})
@@ -107,7 +115,7 @@ def export(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _export(graph, files, opset=opset, target=target, check=check)
+        return _export(graph, files, opset=opset, target=target, check=check, exact=exact)
     except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
         if files is not None:
             files.discard()
@@ -124,6 +132,7 @@ def _export(
     opset: int,
     target: str,
     check: bool | str,
+    exact: bool = True,
 ) -> ModelProto:
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
@@ -139,7 +148,7 @@ def _export(
         # corrupted by hand gets here (every node's types were checked when it was built)
         verify(graph, check_types=False)  # names the broken invariant
         raise
-    b = Builder(tgt)
+    b = Builder(tgt, exact=exact)
     total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
     large = total >= EXTERNAL_DATA_THRESHOLD
     if large:
@@ -207,7 +216,8 @@ def _export(
     model.producer_name = "graphdsl"
     model.producer_version = _producer_version()
     model.doc_string = f"Exported by graphdsl from graph {graph.name!r} for target {target!r}."
-    helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target})
+    helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target,
+                                   "graphdsl.exact": str(exact)})  # fmt: skip
     if b.external is not None:
         b.external.close()
     _check_and_save(model, files, external=large, check=check)

@@ -27,6 +27,9 @@ LOWER["div"] = simple("Div")  # floats only (the DSL makes integer division a fl
 def _max_min(onnx_op: str) -> Lowering:
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         x, y = args
+        if x.dtype.kind is Kind.float and not b.exact:
+            # onnxruntime's Max/Min propagate NaN; only which zero a tie gives differs
+            return b.elementwise(onnx_op, args, narrow_in_f32=True)
         if x.dtype.kind is Kind.float:
             # NaN propagates and a tie goes to y (so max(-0.0, 0.0) is 0.0), as the
             # reference; onnxruntime's float32 Max returns x on a tie
@@ -108,20 +111,21 @@ def _float_divmod(b: Builder, a: V, d: V) -> tuple[V, V]:
     floor = b.elementwise("Floor", [div])
     snap = b.elementwise("Greater", [b.elementwise("Sub", [div, floor]), half], result_bool=True)
     floor = b.select(snap, b.elementwise("Add", [floor, one]), floor)
-    # zeros carry numpy's signs: a zero remainder takes the divisor's sign, a zero quotient
-    # that of a / b (1 / x < 0 tells -0.0 from 0.0)
-    neg_zero = b.scalar(-0.0, f)
-    mod = b.select(
-        b.elementwise("Equal", [mod, zero], result_bool=True),
-        b.select(b.signbit(d), neg_zero, zero),
-        mod,
-    )
     quotient = b.elementwise("Div", [a, d])
-    floor = b.select(
-        b.elementwise("Equal", [div, zero], result_bool=True),
-        b.select(b.signbit(quotient), neg_zero, zero),
-        floor,
-    )
+    if b.exact:
+        # zeros carry numpy's signs: a zero remainder takes the divisor's sign, a zero
+        # quotient that of a / b (1 / x < 0 tells -0.0 from 0.0)
+        neg_zero = b.scalar(-0.0, f)
+        mod = b.select(
+            b.elementwise("Equal", [mod, zero], result_bool=True),
+            b.select(b.signbit(d), neg_zero, zero),
+            mod,
+        )
+        floor = b.select(
+            b.elementwise("Equal", [div, zero], result_bool=True),
+            b.select(b.signbit(quotient), neg_zero, zero),
+            floor,
+        )
     by_zero = b.elementwise("Equal", [d, zero], result_bool=True)
     floor = b.select(by_zero, quotient, floor)
     return b.cast(floor, out), b.cast(mod, out)

@@ -73,7 +73,9 @@ def _extremum(onnx_op: str) -> Lowering:
             cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
             r = b.node(onnx_op, [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
             return b.cast(_clamp(b, r, d, lowest) if cd is not d else r, x.dtype)
-        r = _zero_sign(b, x, _reduce_axes(b, onnx_op, x, axes, keep), axes, keep, lowest)
+        r = _reduce_axes(b, onnx_op, x, axes, keep)
+        if b.exact:
+            r = _zero_sign(b, x, r, axes, keep, lowest)
         # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
         nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
                             T.bool), T.uint8)  # fmt: skip
@@ -99,8 +101,11 @@ def _zero_sign(b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, lowest:
         found = b.node("Not", [found.name], T.bool)  # max: -0.0 where no +0.0 was found
     r_zero = b.node("Equal", [rf.name, zero.name], T.bool)
     negative = b.cast(b.node("And", [r_zero.name, found.name], T.bool), f)
-    factor = b.node("Sub", [b.scalar(1.0, f).name,
-                            b.node("Mul", [negative.name, b.scalar(2.0, f).name], f).name], f)
+    factor = b.node(
+        "Sub",
+        [b.scalar(1.0, f).name, b.node("Mul", [negative.name, b.scalar(2.0, f).name], f).name],
+        f,
+    )
     positive = b.node("Add", [rf.name, zero.name], f)
     return b.cast(b.node("Mul", [positive.name, factor.name], f), r.dtype)
 

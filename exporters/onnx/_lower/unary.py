@@ -86,6 +86,8 @@ def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # adding +0.0 turns -0.0 into +0.0 and changes nothing else
     f = T.float32 if x.dtype in NARROW else storage(x.dtype)
     r = b.elementwise("Relu", [b.cast(x, f)])
+    if not b.exact:
+        return b.cast(r, x.dtype)
     return b.cast(b.node("Add", [r.name, b.scalar(0.0, f).name], f), x.dtype)
 
 
