@@ -16,6 +16,7 @@ from graphdsl.ops import implicit_cast
 from graphdsl.policies import LiteralRule, Policy, Promoted, PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError
+from graphdsl.weights import WeightError, Weights, load_weights, save_weights
 
 bool_ = DType.bool
 bool = DType.bool  # gd.bool, as jnp.bool
@@ -46,6 +47,8 @@ __all__ = [
     "Symbol",
     "TensorType",
     "Weak",
+    "WeightError",
+    "Weights",
     "address",
     "bfloat16",
     "bool",
@@ -66,10 +69,12 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "load_weights",
     "ops",
     "passes",
     "policy",
     "policy_names",
+    "save_weights",
     "tensor_float32",
     "uint8",
     "uint16",

@@ -15,6 +15,7 @@ float -> integer casts truncate and saturate (NaN -> 0).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,31 +26,66 @@ from graphdsl.inputs import bind_inputs
 from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import apply_op, run_node
 from graphdsl.shapes import ShapeError
-from graphdsl.types import IndexRangeError
+from graphdsl.types import IndexRangeError, TensorType
 from graphdsl.verify import verify
+from graphdsl.weights import WeightError, Weights, as_weights, check_weights, declared_weights
 
 __all__ = ["apply_op", "evaluate", "run_node"]
 
 
-
-def evaluate(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
+def evaluate(
+    graph: Graph,
+    inputs: Mapping[str, Any] | Sequence[Any],
+    *,
+    weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+) -> list[np.ndarray]:
     """Run ``graph`` on numpy arrays; returns one array per output, in output order.
 
     ``inputs`` is a dict by input name or a list in input order; each array must have the
-    input's dtype and shape (symbolic dimensions bind to the first size seen).
+    input's dtype and shape (symbolic dimensions bind to the first size seen). ``weights``
+    binds the graph's weights (:meth:`~graphdsl.Graph.weight`): a ``.npz`` or
+    ``.safetensors`` path, :func:`~graphdsl.load_weights`, or a dict of arrays; each is
+    checked against its declaration and read (memory-mapped) when it is used.
     """
     if not graph.outputs:
         raise GraphError(f"graph {graph.name!r} has no outputs: call g.output(...) first")
     verify(graph, check_types=False)  # a corrupted graph (a cycle) fails here, not in numpy
     arrays, dims = bind_inputs(graph, inputs)
+    declared = declared_weights(graph)
+    bound = _bind_weights(graph, declared, weights)
     env: dict[int, np.ndarray] = {id(s): a for s, a in zip(graph.inputs, arrays, strict=True)}
     for node in graph.used():
         if node.op == "input":
+            continue
+        if node.op == "weight":
+            env[id(node)] = bound.array(node.attrs["name"], node.dtype)
             continue
         env[id(node)] = _run(node, env, dims)
     return [
         cast_array(env[id(o)], o.dtype) if o.op == "literal" else env[id(o)] for o in graph.outputs
     ]
+
+
+def _bind_weights(
+    graph: Graph,
+    declared: Mapping[str, TensorType],
+    weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None,
+) -> Weights:
+    if weights is None:
+        weights = {}
+        if declared:
+            raise WeightError(
+                f"graph {graph.name!r} declares weights {_names(declared)}: pass their data "
+                "(evaluate(g, inputs, weights=...): a .npz or .safetensors path, "
+                "gd.load_weights(...), or a dict of arrays)"
+            )
+    bound = as_weights(weights)
+    check_weights(graph, bound, declared)
+    return bound
+
+
+def _names(declared: Mapping[str, TensorType]) -> str:
+    return ", ".join(repr(n) for n in declared)
 
 
 def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.ndarray:

@@ -30,7 +30,7 @@ from graphdsl.dtypes import DType, dtype
 from graphdsl.literals import LiteralError, literal_fix, literal_problem
 from graphdsl.opdef import OPS
 from graphdsl.policies import Policy, Promoted, PromotionError
-from graphdsl.shapes import ShapeError
+from graphdsl.shapes import ShapeError, shape_of
 from graphdsl.symbol import Operand, Scalar, Symbol, _extension, register_extension
 from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
 
@@ -121,6 +121,9 @@ class Graph:
 
     ``with gd.Graph(...) as g:`` works too; the block returns the graph unchanged.
     """
+
+    # the graph around this one, for a branch or loop body being traced (graphdsl.ops.control)
+    parent: Graph | None = None
 
     def __init__(
         self,
@@ -238,6 +241,49 @@ class Graph:
             typ = TensorType(lt.dtype, (), lt.ambiguous)
             hit = self._literals[key] = self._add("literal", (), {"value": value}, typ, (), loc)
         return hit
+
+    def weight(self, name: str, dtype: DType | str, shape: Sequence[int] = ()) -> Symbol:
+        """A named weight (MAX's ``Weight``): a value of this dtype and static shape whose data
+        is bound by name when the graph is evaluated or exported (``weights=``: a ``.npz`` or
+        ``.safetensors`` file, :func:`graphdsl.load_weights`, or a dict of arrays).
+
+        Declaring a name again with the same type gives the same value. Branches and loop
+        bodies use the weights of the graph around them (declare them there).
+
+        >>> import numpy as np, graphdsl as gd
+        >>> g = gd.Graph("w", input_types={"x": gd.TensorType(gd.float32, (2,))})
+        >>> w = g.weight("layer0.scale", gd.float32, (2,))
+        >>> g.output(g.inputs[0] * w)
+        >>> gd.evaluate(g, [np.ones(2, np.float32)], weights={"layer0.scale": np.ones(2, "f4")})
+        [array([1., 1.], dtype=float32)]
+        """
+        loc = user_location()
+        if not isinstance(name, str) or not name:
+            raise GraphError(f"weight (at {loc}): a weight needs a non-empty name, got {name!r}")
+        if self.parent is not None:
+            raise GraphError(
+                f"weight {name!r} (at {loc}): graph {self.name!r} is traced inside another "
+                "graph; declare weights on the top-level graph (a branch or loop body uses "
+                "them as it uses any value of the graph around it)"
+            )
+        typ = TensorType(_dtype(dtype), shape_of(shape))
+        if any(isinstance(d, str) for d in typ.shape):
+            raise ShapeError(
+                f"weight {name!r} (at {loc}): shape {tuple(typ.shape)} has a symbolic "
+                "dimension; a weight has the static shape of its data"
+            )
+        if name in self.input_names:
+            raise GraphError(f"weight {name!r} (at {loc}): graph {self.name!r} has an input of "
+                             "that name; give the weight another")  # fmt: skip
+        for node in self.nodes:
+            if node.op == "weight" and node.attrs["name"] == name:
+                if node.type != typ:
+                    raise GraphError(
+                        f"weight {name!r} (at {loc}) is declared {typ}, but it was declared "
+                        f"{node.type} at {node.loc}; a weight has one type"
+                    )
+                return node
+        return self._add("weight", (), {"name": name}, typ, (), loc)
 
     def constant(self, value: object, dt: DType | str | None = None) -> Symbol:
         """A known-typed constant from a numpy array (or anything ``np.asarray`` takes).
@@ -433,5 +479,6 @@ def value_names(graph: Graph) -> dict[int, str]:
 
 
 _get_policy = policy
+_dtype = dtype  # (Graph.weight's parameter is named dtype, as MAX's)
 # called with each new Graph (graphdsl._scripts collects the graphs a script builds)
 _ON_CREATE: list[Callable[[Graph], None]] = []

@@ -63,7 +63,7 @@ def _check_rule(graph: Graph, node: Symbol, explicit_casts: bool) -> None:
                 f"says {node.type}"
             )
         return
-    if node.op in ("input", "literal"):
+    if node.op in ("input", "literal", "weight"):
         if explicit_casts and node.op == "literal":
             raise GraphError(f"{_where(node)}: an ambiguous literal survived implicit_cast")
         return

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("ops", {"graphdsl.ops"}),
     ("passes", {"graphdsl.passes"}),
     ("faces", {"graphdsl", "graphdsl.evaluate", "graphdsl.printing", "graphdsl._scripts",
-               "graphdsl.cli", "graphdsl.__main__"}),
+               "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights"}),
     ("exporters", {"exporters"}),
 ]  # fmt: skip
 

@@ -86,12 +86,17 @@ class Builder:
         # float values known to hold no -0.0 (constants without one, values converted from
         # integers): select() needs no sign repair when one of them is its first branch
         self.no_negative_zero: set[str] = set()
+        # ONNX names the graph gives (inputs, weights): fresh() never makes one of them
+        self.reserved: set[str] = set()
 
     # ------------------------------------------------------------------ basics
 
     def fresh(self, hint: str) -> str:
         self._count += 1
-        return f"{hint}_{self._count}"
+        name = f"{hint}_{self._count}"
+        if self.reserved and name in self.reserved:  # the name of an input or a weight
+            return self.fresh(hint)
+        return name
 
     def node(
         self, op: str, inputs: Sequence[str], out_dtype: DType, hint: str = "", **attrs: Any

@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import gc
 import os
+from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import Literal
+from typing import Any, Literal
 
 import onnx
 from onnx import ModelProto, helper
@@ -16,11 +17,14 @@ from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
+from exporters.onnx._weights import bind as bind_weights
+from exporters.onnx._weights import lower_weight
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol
 from graphdsl.passes import canonicalize
 from graphdsl.printing import value_names
 from graphdsl.verify import verify
+from graphdsl.weights import Weights, declared_weights
 
 __all__ = ["EXTERNAL_DATA_THRESHOLD", "MIN_OPSET", "export"]
 
@@ -71,6 +75,7 @@ def export(
     target: str = "cpu",
     check: bool | Literal["full"] = True,
     exact: bool = True,
+    weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
 ) -> ModelProto:
     """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
 
@@ -91,6 +96,12 @@ def export(
       the export); onnxruntime repeats that inference when it loads a model. The test
       suite checks every lowering this way.
     - ``False``: nothing; the model is the same.
+
+    ``weights`` binds the graph's weights (:meth:`~graphdsl.Graph.weight`): a ``.npz`` or
+    ``.safetensors`` path, :func:`~graphdsl.load_weights`, or a dict of arrays; missing,
+    extra and mistyped ones raise :class:`~graphdsl.WeightError`. Each becomes an
+    initializer of its name; with a ``path`` they all go to the external data file, copied
+    one at a time straight from their files (exporters/onnx/_weights.py).
 
     ``exact`` (default True): the results equal ``graphdsl.evaluate`` bit for bit where the
     math is exact. ``exact=False`` leaves out the legalizations that only fix the sign of a
@@ -115,7 +126,8 @@ def export(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _export(graph, files, opset=opset, target=target, check=check, exact=exact)
+        return _export(graph, files, opset=opset, target=target, check=check, exact=exact,
+                       weights=weights)  # fmt: skip
     except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
         if files is not None:
             files.discard()
@@ -133,6 +145,7 @@ def _export(
     target: str,
     check: bool | str,
     exact: bool = True,
+    weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
 ) -> ModelProto:
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
@@ -149,12 +162,17 @@ def _export(
         verify(graph, check_types=False)  # names the broken invariant
         raise
     b = Builder(tgt, exact=exact)
+    declared = declared_weights(graph)
+    bound = bind_weights(graph, declared, weights)
+    b.reserved = {*declared, *(s.attrs["name"] for s in lowered.inputs)}  # ONNX names taken
     total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
-    large = total >= EXTERNAL_DATA_THRESHOLD
+    total += sum(n.dtype.np.itemsize * _count(n.shape) for n in lowered.nodes if n.op == "weight")
+    large = total >= EXTERNAL_DATA_THRESHOLD or (files is not None and bool(declared))
     if large:
         if files is None:
             raise ExportError(
-                f"graph {graph.name!r} has {total / 2**30:.2f} GiB of constants: pass a path "
+                f"graph {graph.name!r} has {total / 2**30:.2f} GiB of constants and weights: "
+                "pass a path "
                 "(export(graph, 'model.onnx')) so that they go to an external data file "
                 "beside it; protobuf cannot hold more than 2 GiB"
             )
@@ -186,6 +204,9 @@ def _export(
             raise ExportError(_no_complex(f"{op} at {node.loc} gives {out.name}"))
         if op == "constant":
             env[node.id] = b.const(node.attrs["value"], out, "const")
+            continue
+        if op == "weight" and bound is not None:
+            env[node.id] = lower_weight(b, node, bound)
             continue
         # operands are in the op's operand dtypes: canonicalize made every cast explicit,
         # and each value below was checked to have its symbol's dtype when it was made
@@ -222,6 +243,13 @@ def _export(
         b.external.close()
     _check_and_save(model, files, external=large, check=check)
     return model
+
+
+def _count(shape: tuple[int | str, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 _NONE = V("", DType.bool)  # a placeholder: every node's value is set before it is read
