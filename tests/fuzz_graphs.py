@@ -992,7 +992,8 @@ def _index_step(b: _Builder, op: str) -> None:
 def _composite_step(b: _Builder, op: str) -> None:
     """The compositions (each builds existing ops); recorded under their own name too."""
     rank_needed = {"outer": 1, "tril": 2, "triu": 2}.get(op, 0)
-    a = b.value(where=lambda v: v.sym.rank >= rank_needed)
+    # outer multiplies: exact values only, as for mul
+    a = b.value(exact=op == "outer", where=lambda v: v.sym.rank >= rank_needed)
     if a is None:
         assume(False)
         return
@@ -1028,7 +1029,7 @@ def _composite_step(b: _Builder, op: str) -> None:
         b.add(gd.ops.chunk(s, n, ax)[k], f"gd.ops.chunk({a.code}, {n}, {ax})[{k}]")
     elif op == "outer":
         v = s.reshape(-1) if s.rank != 1 else s
-        other = b.value(where=lambda w: w.sym.rank == 1)
+        other = b.value(exact=True, where=lambda w: w.sym.rank == 1)
         rhs = other.sym if other is not None else v
         b.add(gd.ops.outer(v, rhs), f"gd.ops.outer({a.code}.reshape(-1), ...)")
     else:  # one_hot: integer values as indices

@@ -46,6 +46,8 @@ def _transpose(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V
     # has z[j] = x[p[q[j]]]
     perm = list(node.attrs["perm"])
     x = args[0]
+    if perm == sorted(perm):  # the identity (a scalar's empty perm included): no node
+        return x
     earlier: tuple[V, list[int]] | None = b.memo.get(("transposed", x.name))
     if earlier is not None and earlier[0].dtype is x.dtype:
         source, first = earlier
