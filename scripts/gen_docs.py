@@ -867,7 +867,37 @@ def support_matrix_page(log: Callable[[str], None]) -> str:
             for desc, dts in groups.items():
                 parts.append(f"- `{op}` ({', '.join(dts)}): {desc}\n")
         parts.append("\n")
+    parts.append(exactness_costs(cases))
     return "".join(parts).rstrip() + "\n"
+
+
+def exactness_costs(cases: list[tuple[str, gd.DType]]) -> str:
+    """ONNX nodes of each float32 case under exact=True and exact=False, where they differ."""
+    from onnx_cases import build
+
+    from exporters.onnx import export
+
+    rows = []
+    for op, dt in cases:
+        if dt is not gd.float32:
+            continue
+        counts = []
+        for exact in (True, False):
+            g = build(op, dt)
+            assert g is not None
+            nodes = export(g, exact=exact).graph.node
+            counts.append(sum(1 for n in nodes if n.op_type != "Cast"))
+        if counts[0] != counts[1]:
+            rows.append([f"`{op}`", str(counts[0]), str(counts[1])])
+    return (
+        "## The price of exactness (`cpu`, float32)\n\n"
+        "`export(g, exact=False)` leaves out the legalizations that only fix the sign of a "
+        "zero or a NaN's payload; results then equal the reference up to signed zeros and "
+        "NaN payloads (`tests/test_onnx_matrix.py` runs both). ONNX nodes (without Casts) of "
+        "each float32 case where the two differ; `benchmarks/legalization_costs.py` measures "
+        "the run time of each against the bare native operator.\n\n"
+        + md_table(["case", "exact=True", "exact=False"], rows)
+    )
 
 
 # ---------------------------------------------------------------------------- index
