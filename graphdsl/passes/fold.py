@@ -13,7 +13,10 @@ def fold_constants(graph: Graph) -> Graph:
 
     Folding uses the reference interpreter's own op implementations, so a folded graph
     computes exactly what the unfolded one does. Nodes whose result or any input has more
-    than ``MAX_FOLDED_ELEMENTS`` elements are left to run time.
+    than ``MAX_FOLDED_ELEMENTS`` elements are left to run time, and so are those whose
+    result would take more bytes than their constant operands (folding never grows a model:
+    an int8 weight cast to float32 stays an int8 constant and a cast), unless it is tiny
+    (``graphdsl.passes.rewrite.foldable`` says which).
 
     >>> import graphdsl as gd
     >>> g = gd.Graph("f")

@@ -2,9 +2,10 @@
 
 A rewriter may also simplify as it adds, in the manner of a folding IR builder: with
 ``fold=True`` a node whose operands are all (small) constants becomes a constant of its
-value, and with ``cse=True`` a node identical to one added before (same op, operands,
-attributes and types) is not added again: the earlier one is returned. The standard
-pipeline runs implicit_cast, folding and CSE this way in one sweep over the graph.
+value, unless that constant would be larger than those it is made from (folding never grows
+a model: see :func:`foldable`), and with ``cse=True`` a node identical to one added before
+(same op, operands, attributes and types) is not added again: the earlier one is returned.
+The standard pipeline runs implicit_cast, folding and CSE this way in one sweep over the graph.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from graphdsl.graph import Graph, Symbol, TensorType, register_extension
 from graphdsl.ops._define import apply_op
 from graphdsl.shapes import num_elements
 
-__all__ = ["MAX_FOLDED_ELEMENTS", "Rewriter", "drop_dead"]
+__all__ = ["MAX_FOLDED_ELEMENTS", "TINY_FOLDED_ELEMENTS", "Rewriter", "drop_dead", "foldable"]
 
 # folding reads every operand and writes the result: larger ones are left to run time
 MAX_FOLDED_ELEMENTS = 1 << 16
+# a folded result may outgrow its constant operands up to this many elements (a scalar made
+# a short vector, a small table computed from a few numbers): larger ones must not grow
+TINY_FOLDED_ELEMENTS = 64
 # constants up to this size are merged by value; larger ones by identity only
 _MAX_CSE_CONST_BYTES = 1 << 16
 
@@ -46,6 +50,9 @@ class Rewriter:
         self.map: dict[int, Symbol] = {}
         self.fold = fold
         self.cse = cse
+        # what a pass shares with the rewriters of the graphs nested in this one's nodes
+        # (graphdsl.passes.regions: each nested graph rewritten once)
+        self.memo: dict[Hashable, Any] = {}
         # CSE: nodes without operands (constants) by value; a node with operands can only
         # equal one with the same first operand, so each value's slot (by position) holds
         # the node it is the first operand of, or a dict by key once it is that of several
@@ -67,7 +74,7 @@ class Rewriter:
         loc: Location | None,
     ) -> Symbol:
         """Add a node to the new graph (folded, or an identical earlier one, if enabled)."""
-        if self.fold and inputs and inputs[0].op == "constant" and _foldable(inputs, typ):
+        if self.fold and inputs and inputs[0].op == "constant" and foldable(inputs, typ):
             value = apply_op(op, attrs, in_dtypes, typ, [a.attrs["value"] for a in inputs], {})
             op, inputs, attrs, in_dtypes = "constant", (), {"value": value}, ()
             typ = TensorType(typ.dtype, typ.shape)
@@ -156,12 +163,29 @@ def drop_dead(graph: Graph) -> Graph:
     return graph
 
 
-def _foldable(inputs: tuple[Symbol, ...], typ: TensorType) -> bool:
+def foldable(inputs: tuple[Symbol, ...], typ: TensorType) -> bool:
+    """May a node on ``inputs`` with result type ``typ`` become a constant? Its operands must
+    all be constants, none larger than ``MAX_FOLDED_ELEMENTS`` elements, nor the result; and
+    the result may not take more bytes than its (distinct) constant operands together,
+    unless it is tiny (``TINY_FOLDED_ELEMENTS`` elements at most): folding never grows a
+    model. A widening cast of an int8 weight (4 times its bytes as float32), a dequantized
+    weight or a scalar broadcast to a large shape stay run-time ops on their small operands.
+    """
+    consumed = 0
+    seen: set[int] = set()
     for a in inputs:
-        if a.op != "constant" or a.attrs["value"].size > MAX_FOLDED_ELEMENTS:
+        if a.op != "constant":
             return False
+        value = a.attrs["value"]
+        if value.size > MAX_FOLDED_ELEMENTS:
+            return False
+        if id(a) not in seen:
+            seen.add(id(a))
+            consumed += value.nbytes
     size = num_elements(typ.shape)
-    return size is not None and size <= MAX_FOLDED_ELEMENTS
+    if size is None or size > MAX_FOLDED_ELEMENTS:
+        return False
+    return size <= TINY_FOLDED_ELEMENTS or size * typ.dtype.np.itemsize <= consumed
 
 
 def _cse_key(
