@@ -5,16 +5,15 @@ channels-last network pays; a symbolic batch; the example's own output."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 from onnx import ModelProto
+from script_modules import load_script
 
 import graphdsl as gd
 from exporters.onnx import export, run
@@ -23,16 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EPS32 = float(np.finfo(np.float32).eps)
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-CNN = _load(ROOT / "examples" / "cnn.py", "example_cnn")
+CNN = load_script("examples/cnn.py", "example_cnn")
 
 
 # ---------------------------------------------------------------------------- reference

@@ -5,35 +5,22 @@ and no more ONNX nodes than the hand-written model."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 import reference_blocks as ref
+from script_modules import load_script
 
 import graphdsl as gd
 from exporters.onnx import export, run
 
-ROOT = Path(__file__).resolve().parent.parent
 EPS32 = float(np.finfo(np.float32).eps)
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-GPT2 = _load(ROOT / "examples" / "gpt2_block.py", "example_gpt2_block")
-LLAMA = _load(ROOT / "examples" / "llama_block.py", "example_llama_block")
-HANDWRITTEN = _load(ROOT / "benchmarks" / "handwritten.py", "benchmark_handwritten")
+GPT2 = load_script("examples/gpt2_block.py", "example_gpt2_block")
+LLAMA = load_script("examples/llama_block.py", "example_llama_block")
+HANDWRITTEN = load_script("benchmarks/handwritten.py", "benchmark_handwritten")
 
 
 def _close(got: np.ndarray, want: np.ndarray) -> None:
