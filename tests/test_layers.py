@@ -24,11 +24,11 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("promotion", {"graphdsl.lattice", "graphdsl.lattices", "graphdsl.notation",
                    "graphdsl.literals", "graphdsl.policies", "graphdsl.builtin_policies"}),
     ("ir", {"graphdsl.types", "graphdsl.symbol", "graphdsl.opdef", "graphdsl.graph",
-            "graphdsl.inputs", "graphdsl.verify"}),
+            "graphdsl.inputs", "graphdsl.verify", "graphdsl.regions"}),
     ("ops", {"graphdsl.ops"}),
     ("passes", {"graphdsl.passes"}),
     ("faces", {"graphdsl", "graphdsl.evaluate", "graphdsl.printing", "graphdsl._scripts",
-               "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights"}),
+               "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights", "graphdsl.max"}),
     ("exporters", {"exporters"}),
 ]  # fmt: skip
 

@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 from exporters.onnx._builder import ExportError
+from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
 from exporters.onnx._run import RunError, run
 
-__all__ = ["ExportError", "RunError", "export", "run"]
+__all__ = ["ExportError", "RunError", "export", "providers_for", "run"]

@@ -1,0 +1,177 @@
+"""MAX's elementwise ops, reductions and selections over graphdsl's (``graphdsl.max.ops``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import graphdsl.ops as gd
+from graphdsl.dtypes import DType
+from graphdsl.graph import Symbol
+from graphdsl.max._common import (
+    TensorValueLike,
+    _arg,
+    _axis,
+)
+from graphdsl.max._graph import TensorValue, _tv
+
+# ---------------------------------------------------------------------------- elementwise
+
+
+def _unary(name: str, fn: Callable[[Any], Symbol], doc: str) -> Callable[[TensorValueLike], Any]:
+    def op(x: TensorValueLike) -> TensorValue:
+        return _tv(fn(_arg(x)))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"{doc} (graphdsl's ``{fn.__name__}``)."
+    return op
+
+
+def _binary(
+    name: str, fn: Callable[[Any, Any], Symbol], doc: str
+) -> Callable[[TensorValueLike, TensorValueLike], Any]:
+    def op(lhs: TensorValueLike, rhs: TensorValueLike) -> TensorValue:
+        return _tv(fn(_arg(lhs), _arg(rhs)))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"{doc} (graphdsl's ``{fn.__name__}``)."
+    return op
+
+
+abs = _unary("abs", gd.abs, "Computes the absolute value of a tensor element-wise")
+acos = _unary("acos", gd.acos, "Computes the arccosine of a tensor element-wise")
+atanh = _unary("atanh", gd.atanh, "Computes the inverse hyperbolic tangent element-wise")
+ceil = _unary("ceil", gd.ceil, "Computes the ceiling of a tensor element-wise")
+cos = _unary("cos", gd.cos, "Computes the cosine of a tensor element-wise")
+erf = _unary("erf", gd.erf, "Computes the error function element-wise")
+exp = _unary("exp", gd.exp, "Computes the exponential element-wise")
+floor = _unary("floor", gd.floor, "Computes the floor of a tensor element-wise")
+is_inf = _unary("is_inf", gd.is_inf, "Checks for infinite values element-wise")
+is_nan = _unary("is_nan", gd.is_nan, "Checks for NaN values element-wise")
+log = _unary("log", gd.log, "Computes the natural logarithm element-wise")
+log1p = _unary("log1p", gd.log1p, "Computes log(1 + x) element-wise")
+logical_not = _unary("logical_not", gd.logical_not, "Computes logical NOT element-wise")
+negate = _unary("negate", gd.negative, "Negates a tensor element-wise")
+relu = _unary("relu", gd.relu, "Applies the ReLU activation element-wise")
+round = _unary("round", gd.round, "Rounds to the nearest integer, ties to even, element-wise")
+rsqrt = _unary("rsqrt", gd.rsqrt, "Computes 1 / sqrt(x) element-wise")
+sigmoid = _unary("sigmoid", gd.sigmoid, "Applies the sigmoid function element-wise")
+silu = _unary("silu", gd.silu, "Applies the SiLU (Swish) activation element-wise")
+sin = _unary("sin", gd.sin, "Computes the sine of a tensor element-wise")
+sqrt = _unary("sqrt", gd.sqrt, "Computes the square root element-wise")
+tanh = _unary("tanh", gd.tanh, "Computes the hyperbolic tangent element-wise")
+trunc = _unary("trunc", gd.trunc, "Truncates toward zero element-wise")
+
+add = _binary("add", gd.add, "Adds two tensors element-wise")
+sub = _binary("sub", gd.sub, "Subtracts two tensors element-wise")
+mul = _binary("mul", gd.mul, "Multiplies two tensors element-wise")
+div = _binary("div", gd.div, "Divides two tensors element-wise")
+floor_div = _binary("floor_div", gd.floordiv, "Floor-divides two tensors element-wise")
+mod = _binary("mod", gd.mod, "Computes the remainder (Python's %) element-wise")
+pow = _binary("pow", gd.pow, "Raises lhs to the power rhs element-wise")
+equal = _binary("equal", gd.equal, "Compares two tensors for equality element-wise")
+not_equal = _binary("not_equal", gd.not_equal, "Compares two tensors for inequality")
+greater = _binary("greater", gd.greater, "Computes lhs > rhs element-wise")
+greater_equal = _binary("greater_equal", gd.greater_equal, "Computes lhs >= rhs element-wise")
+logical_and = _binary("logical_and", gd.logical_and, "Computes logical AND element-wise")
+logical_or = _binary("logical_or", gd.logical_or, "Computes logical OR element-wise")
+logical_xor = _binary("logical_xor", gd.logical_xor, "Computes logical XOR element-wise")
+matmul = _binary("matmul", gd.matmul, "Computes the matrix product (batched, broadcast)")
+outer = _binary("outer", gd.outer, "Computes the outer product of two vectors")
+
+
+def gelu(x: TensorValue, approximate: str = "none") -> TensorValue:
+    """Applies GELU: ``approximate`` "none" (erf), "tanh" or "quick" (graphdsl's ``gelu``)."""
+    return _tv(gd.gelu(_arg(x), approximate))
+
+
+def softmax(value: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Computes the softmax of a tensor along an axis (graphdsl's ``softmax``)."""
+    return _tv(gd.softmax(_arg(value), axis))
+
+
+def logsoftmax(value: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Computes the log of the softmax along an axis (graphdsl's ``logsoftmax``)."""
+    return _tv(gd.logsoftmax(_arg(value), axis))
+
+
+def where(condition: TensorValueLike, x: TensorValueLike, y: TensorValueLike) -> TensorValue:
+    """Selects from ``x`` where ``condition`` holds, else from ``y`` (graphdsl's ``where``)."""
+    return _tv(gd.where(_arg(condition), _arg(x), _arg(y)))
+
+
+def cast(x: TensorValueLike, dtype: DType) -> TensorValue:
+    """Casts to ``dtype`` (graphdsl's ``cast``: integers wrap, floats to integers truncate
+    and saturate)."""
+    return _tv(gd.cast(_arg(x), dtype))
+
+
+# ---------------------------------------------------------------------------- reductions
+
+
+def sum(x: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Sums along ``axis``, which stays with size 1 (graphdsl's ``sum`` with keepdims)."""
+    return _tv(gd.sum(_arg(x), _axis(axis, "sum"), keepdims=True))
+
+
+def mean(x: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Averages along ``axis``, which stays with size 1 (graphdsl's ``mean`` with keepdims)."""
+    return _tv(gd.mean(_arg(x), _axis(axis, "mean"), keepdims=True))
+
+
+def prod(x: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Multiplies along ``axis``, which stays with size 1 (graphdsl's ``prod``)."""
+    return _tv(gd.prod(_arg(x), _axis(axis, "prod"), keepdims=True))
+
+
+def argmax(x: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Indices (int64) of the maxima along ``axis``, which stays with size 1 (first of
+    ties; graphdsl's ``argmax``)."""
+    return _tv(gd.argmax(_arg(x), _axis(axis, "argmax"), keepdims=True))
+
+
+def argmin(x: TensorValueLike, axis: int = -1) -> TensorValue:
+    """Indices (int64) of the minima along ``axis``, which stays with size 1."""
+    return _tv(gd.argmin(_arg(x), _axis(axis, "argmin"), keepdims=True))
+
+
+def max(
+    x: TensorValueLike, y: TensorValueLike | None = None, /, axis: int | None = None
+) -> TensorValue:
+    """``max(x, y)``: the elementwise maximum (graphdsl's ``maximum``); ``max(x, axis=a)``:
+    the maximum along ``a`` (default -1), which stays with size 1."""
+    if y is not None and axis is not None:
+        raise ValueError("Axis not allowed for elementwise max.")
+    if y is not None:
+        return _tv(gd.maximum(_arg(x), _arg(y)))
+    return _tv(gd.max(_arg(x), _axis(-1 if axis is None else axis, "max"), keepdims=True))
+
+
+def min(
+    x: TensorValueLike, y: TensorValueLike | None = None, /, axis: int | None = None
+) -> TensorValue:
+    """``min(x, y)``: the elementwise minimum (graphdsl's ``minimum``); ``min(x, axis=a)``:
+    the minimum along ``a`` (default -1), which stays with size 1."""
+    if y is not None and axis is not None:
+        raise ValueError("Axis not allowed for elementwise min.")
+    if y is not None:
+        return _tv(gd.minimum(_arg(x), _arg(y)))
+    return _tv(gd.min(_arg(x), _axis(-1 if axis is None else axis, "min"), keepdims=True))
+
+
+def cumsum(
+    x: TensorValueLike, axis: int = -1, exclusive: bool = False, reverse: bool = False
+) -> TensorValue:
+    """Cumulative sum along ``axis`` (graphdsl's ``cumsum``)."""
+    return _tv(gd.cumsum(_arg(x), axis, exclusive, reverse))
+
+
+def argsort(x: TensorValueLike, ascending: bool = True) -> TensorValue:
+    """Indices (int64) that sort ``x`` (stable; graphdsl's ``argsort`` along the last axis)."""
+    return _tv(gd.argsort(_arg(x), ascending))
+
+
+def top_k(input: TensorValueLike, k: int, axis: int = -1) -> tuple[TensorValue, TensorValue]:
+    """The ``k`` largest values along ``axis`` and their indices (graphdsl's ``top_k``)."""
+    values, indices = gd.top_k(_arg(input), k, axis)
+    return _tv(values), _tv(indices)
