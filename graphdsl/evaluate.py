@@ -25,6 +25,8 @@ from graphdsl.graph import Graph, GraphError, Symbol
 from graphdsl.inputs import bind_inputs
 from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import apply_op, run_node
+from graphdsl.ops.control import results_of
+from graphdsl.regions import regions_of
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError, TensorType
 from graphdsl.verify import verify
@@ -54,11 +56,19 @@ def evaluate(
     declared = declared_weights(graph)
     bound = _bind_weights(graph, declared, weights)
     env: dict[int, np.ndarray] = {id(s): a for s, a in zip(graph.inputs, arrays, strict=True)}
+    groups: dict[tuple[int, tuple[int, ...]], list[np.ndarray]] = {}
     for node in graph.used():
         if node.op == "input":
             continue
         if node.op == "weight":
             env[id(node)] = bound.array(node.attrs["name"], node.dtype)
+            continue
+        if regions_of(node.attrs):  # cond, while_loop, call: one run for all their results
+            key = (id(node.attrs["regions"]), tuple(id(i) for i in node.inputs))
+            hit = groups.get(key)
+            if hit is None:
+                hit = groups[key] = _run_all(node, env, dims)
+            env[id(node)] = hit[node.attrs["index"]]
             continue
         env[id(node)] = _run(node, env, dims)
     return [
@@ -86,6 +96,15 @@ def _bind_weights(
 
 def _names(declared: Mapping[str, TensorType]) -> str:
     return ", ".join(repr(n) for n in declared)
+
+
+def _run_all(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> list[np.ndarray]:
+    try:
+        return results_of(node, [env[id(i)] for i in node.inputs], dims)
+    except ShapeError as e:
+        raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
+    except IndexRangeError as e:
+        raise IndexRangeError(f"{node.op} (at {node.loc}): {e}") from None
 
 
 def _run(node: Symbol, env: dict[int, np.ndarray], dims: dict[str, int]) -> np.ndarray:

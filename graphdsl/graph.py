@@ -73,6 +73,20 @@ _NO_ATTRS = _NoAttrs()
 _Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 
 
+def building(values: Sequence[object], op: str) -> Graph:
+    """The graph an op on ``values`` builds in: that of the first Symbol (or the branch
+    being traced inside it), else the ``with`` block's."""
+    for a in values:
+        if isinstance(a, Symbol):
+            return a.graph.innermost()
+    if _CURRENT:
+        return _CURRENT[-1]
+    raise OpTypeError(
+        f"{op}: no operand is a Symbol, so there is no graph to build in; build it inside "
+        "`with graph:` (MAX's style)"
+    )
+
+
 def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
     """Build ``op`` in the graph of its first Symbol operand (or the ``with`` block's graph)."""
     for a in args:
@@ -89,6 +103,8 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
 
 # the graphs of the enclosing ``with`` blocks, innermost last
 _CURRENT: list[Graph] = []
+# the graphs a branch or loop body is being traced in, innermost last (see Graph.tracing)
+_TRACING: list[Graph] = []
 
 
 class _ScalarFactory:
@@ -124,6 +140,10 @@ class Graph:
 
     # the graph around this one, for a branch or loop body being traced (graphdsl.ops.control)
     parent: Graph | None = None
+    # for such a graph: the values of the graphs around it that it uses, each once, in the
+    # order of the inputs they became (after its own inputs), and those inputs by id(value)
+    captures: list[Symbol]
+    _captured: dict[int, Symbol]
 
     def __init__(
         self,
@@ -340,6 +360,9 @@ class Graph:
 
     def _apply(self, op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
         """Build ``op`` on ``args``: operands become symbols, the type rule runs, checks."""
+        if _TRACING and _TRACING[-1] is not self and _TRACING[-1].encloses(self):
+            # an op on values of the graphs around a branch being traced builds in the branch
+            return _TRACING[-1]._apply(op, args, attrs)
         loc = user_location()
         inputs: list[Symbol] = []
         for a in args:
@@ -379,6 +402,8 @@ class Graph:
     def _operand(self, a: object, op: str, loc: Location | None) -> Symbol:
         """A non-Symbol operand as a symbol of this graph: a literal or a constant."""
         if isinstance(a, Symbol):
+            if self.parent is not None:  # a value of a graph around this one
+                return self.capture(a, op)
             self._own(a, op, loc)  # raises: a Symbol of another graph
         if isinstance(a, (bool, int, float, complex, np.generic)):
             return self._literal(a.item() if isinstance(a, np.generic) else a, loc)
@@ -389,6 +414,77 @@ class Graph:
             f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
             "operand; use a Symbol, a Python scalar or a numpy array"
         )
+
+    # -- graphs traced inside others (branches and loop bodies: graphdsl.ops.control)
+    def nested(self, name: str, inputs: Sequence[tuple[str, TensorType]] = ()) -> Graph:
+        """A new graph inside this one, in which a branch or loop body is traced: it has
+        this graph's policy and ``inputs`` (ambiguous types allowed: a loop variable that
+        starts as a literal), and the values of this graph (and of those around it) that it
+        uses become more inputs (:meth:`capture`)."""
+        sub = Graph(name, policy=self.policy, warn_lossy=self.warn_lossy)
+        sub._derived = True  # (not one of the graphs a script builds)
+        sub.parent = self
+        sub.captures = []
+        sub._captured = {}
+        for in_name, typ in inputs:
+            sub.inputs.append(sub._add("input", (), {"name": in_name}, typ, (), None))
+        return sub
+
+    def innermost(self) -> Graph:
+        """The graph an op on this graph's values builds in now: this one, or the branch or
+        loop body being traced inside it."""
+        if _TRACING and _TRACING[-1] is not self and _TRACING[-1].encloses(self):
+            return _TRACING[-1]
+        return self
+
+    def encloses(self, other: Graph) -> bool:
+        """Whether ``other`` is a graph around this one (its parent, or the parent's...)."""
+        p = self.parent
+        while p is not None:
+            if p is other:
+                return True
+            p = p.parent
+        return False
+
+    def capture(self, v: Symbol, op: str = "capture") -> Symbol:
+        """``v``, a value of a graph around this one, as a value of this one: an input (one
+        per value), through each graph between; a literal or a constant is made here."""
+        if v.graph is self:
+            return v
+        hit = self._captured.get(id(v))
+        if hit is not None:
+            return hit
+        outer = self.parent
+        if outer is None or not (v.graph is outer or self.encloses(v.graph)):
+            self._own(v, op, user_location())  # raises: values cannot cross graphs
+        assert outer is not None
+        src = v if v.graph is outer else outer.capture(v, op)
+        if src.op == "literal":
+            new = self._literal(src.attrs["value"], src.loc)
+        elif src.op == "constant":  # copied (its array is shared): folding sees it here
+            new = self._add("constant", (), src.attrs, src.type, (), src.loc)
+        else:
+            new = self._add("input", (), {"name": self._input_name(src)}, src.type, (), src.loc)
+            self.inputs.append(new)
+            self.captures.append(src)
+        self._captured[id(v)] = new
+        return new
+
+    def _input_name(self, v: Symbol) -> str:
+        """A name for the input that captures ``v``: its own name if it is an input, else
+        ``c0``, ``c1``...; never one this graph's inputs have."""
+        taken = {s.attrs["name"] for s in self.inputs}
+        if v.op == "input" and v.attrs["name"] not in taken:
+            return str(v.attrs["name"])
+        k = len(self.inputs)
+        while f"c{k}" in taken:
+            k += 1
+        return f"c{k}"
+
+    def tracing(self) -> _Tracing:
+        """``with sub.tracing():`` ops on values of the graphs around ``sub`` (and ops without
+        a Symbol operand) build in ``sub``, as a branch or loop body function runs."""
+        return _Tracing(self)
 
     def _rule(
         self, op: str, types: tuple[TensorType, ...], attrs: dict[str, Any], loc: Location | None
@@ -476,6 +572,22 @@ def value_names(graph: Graph) -> dict[int, str]:
             names[id(node)] = f"%{count}"
             count += 1
     return names
+
+
+class _Tracing:
+    """The ``with`` block of :meth:`Graph.tracing` (restores the stacks however it ends)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __enter__(self) -> Graph:
+        _TRACING.append(self.graph)
+        _CURRENT.append(self.graph)
+        return self.graph
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.pop()
+        _TRACING.pop()
 
 
 _get_policy = policy

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import Graph, Symbol, register_extension, value_names
+from graphdsl.regions import regions_of
 
 __all__ = ["draw_graph", "format_attrs", "format_graph", "to_dot", "value_names"]
 
@@ -28,7 +29,7 @@ def _value_str(v: Any) -> str:
 def format_attrs(node: Symbol) -> str:
     parts = []
     for k, v in node.attrs.items():
-        if k.startswith("_") or v is None:
+        if k.startswith("_") or v is None or k == "regions":  # (graphs print below the node)
             continue
         if k == "value":
             parts.append(_value_str(v))
@@ -52,9 +53,16 @@ def _namer(graph: Graph) -> Callable[[Symbol], str]:
 
 
 def format_graph(graph: Graph) -> str:
+    """The numbered text of ``graph``; a graph nested in a node (a branch, a loop body, a
+    called subgraph: :mod:`graphdsl.regions`) follows the node's line, indented, numbered on
+    its own, once (``-> dtypes``: what its results take in the node)."""
+    return "\n".join(_graph_lines(graph, f"graph {graph.name}", set()))
+
+
+def _graph_lines(graph: Graph, title: str, shown: set[int]) -> list[str]:
     name = _namer(graph)
     head = ", ".join(f"{name(s)}: {s.type}" for s in graph.inputs)
-    lines = [f"graph {graph.name}({head}) {{"]
+    lines = [f"{title}({head}) {{"]
     for node in graph.nodes:
         if node.op == "input":
             continue
@@ -65,10 +73,19 @@ def format_graph(graph: Graph) -> str:
         if attrs:
             rhs = f"{rhs} {attrs}" if not args else f"{rhs}, {attrs}"
         lines.append(f"  {res}: {node.type} = {rhs}")
+        for r in regions_of(node.attrs):
+            if id(r.graph) not in shown:
+                shown.add(id(r.graph))
+                results = ", ".join(d.name for d in r.results)
+                label = f"{r.role} {r.graph.name}" if r.role == "call" else r.role
+                arrow = f" -> {results if len(r.results) == 1 else f'({results})'}"
+                nested = _graph_lines(r.graph, label, shown)
+                nested[0] = nested[0][:-2] + arrow + " {"
+                lines.extend("    " + line for line in nested)
     if graph.outputs:
         lines.append("  return " + ", ".join(name(o) for o in graph.outputs))
     lines.append("}")
-    return "\n".join(lines)
+    return lines
 
 
 def to_dot(graph: Graph) -> str:

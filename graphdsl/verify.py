@@ -5,6 +5,7 @@ from __future__ import annotations
 from graphdsl.graph import Graph, GraphError, Symbol, register_extension
 from graphdsl.opdef import OPS
 from graphdsl.policies import PromotionError
+from graphdsl.regions import regions_of
 
 __all__ = ["verify"]
 
@@ -13,7 +14,13 @@ def _where(node: Symbol) -> str:
     return f"node %{node.id} ({node.op}{f' at {node.loc}' if node.loc else ''})"
 
 
-def verify(graph: Graph, *, explicit_casts: bool = False, check_types: bool = True) -> None:
+def verify(
+    graph: Graph,
+    *,
+    explicit_casts: bool = False,
+    check_types: bool = True,
+    _done: set[int] | None = None,
+) -> None:
     """Raise :class:`GraphError` naming the first violated invariant.
 
     Checks: every node is defined once, belongs to ``graph``, and uses only values
@@ -22,8 +29,11 @@ def verify(graph: Graph, *, explicit_casts: bool = False, check_types: bool = Tr
     graph's policy, gives the recorded operand dtypes and result type. With
     ``explicit_casts=True`` (after the ``implicit_cast`` pass) also: no node needs an
     implicit conversion and no ambiguous literal is left. ``check_types=False`` checks the
-    structure only (types were checked when each node was built).
+    structure only (types were checked when each node was built). The graphs nested in
+    nodes (branches, loop bodies, called subgraphs) are verified too, each once; after
+    ``implicit_cast`` their outputs must have the dtypes they take in the node.
     """
+    done = set() if _done is None else _done
     seen: dict[int, int] = {}
     for i, node in enumerate(graph.nodes):
         if node.graph is not graph:
@@ -47,6 +57,19 @@ def verify(graph: Graph, *, explicit_casts: bool = False, check_types: bool = Tr
         seen[id(node)] = i
         if check_types:
             _check_rule(graph, node, explicit_casts)
+        for r in regions_of(node.attrs):
+            if id(r.graph) not in done:
+                done.add(id(r.graph))
+                verify(r.graph, explicit_casts=explicit_casts, check_types=check_types,
+                       _done=done)  # fmt: skip
+            if explicit_casts:
+                for k, (o, want) in enumerate(zip(r.graph.outputs, r.results, strict=True)):
+                    if o.dtype is not want:
+                        raise GraphError(
+                            f"{_where(node)}: result {k} of its {r.role} graph is "
+                            f"{o.dtype.name} but the node takes it as {want.name}; the "
+                            "implicit_cast pass should have cast it inside the graph"
+                        )
     for k, out in enumerate(graph.outputs):
         if id(out) not in seen:
             raise GraphError(f"output {k} of graph {graph.name!r} is not a node of the graph")

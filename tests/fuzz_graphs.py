@@ -96,6 +96,7 @@ COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_inte
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
+CONTROL_OPS = ["cond", "while_loop"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
@@ -866,6 +867,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "vision":
         _vision_step(b, op)
         return
+    if family == "control":
+        _control_step(b, op)
+        return
     _shape_step(b, op)
 
 
@@ -1299,6 +1303,90 @@ def _select_step(b: _Builder, op: str) -> None:
               f"gd.ops.{op}({a.code}, axis={axis}, keepdims={keep})")  # fmt: skip
 
 
+def _branch(b: _Builder, x: _Value) -> tuple[Callable[[gd.Symbol], Any], str]:
+    """An exact expression of one value for a branch or loop body, and its code (``{}``
+    where the value goes): the value, +/* a literal, its negation, a cast, or + / maximum
+    with another exact value (read from around the branch)."""
+    kind = b.pick(["same", "literal", "add", "mul", "negative", "cast", "other", "maximum"])
+    if kind == "literal":
+        lit = b.literal()
+        return (lambda s: lit), _lit(lit)
+    if kind == "add":
+        lit = b.literal()
+        return (lambda s: s + lit), f"{{}} + {_lit(lit)}"
+    if kind == "mul":
+        return (lambda s: s * 2), "{} * 2"
+    if kind == "negative":
+        return (lambda s: -s), "-{}"
+    if kind == "cast":
+        d = b.dtype()
+        return (lambda s: gd.ops.cast(s, d)), f'gd.ops.cast({{}}, "{d.name}")'
+    if kind in ("other", "maximum"):
+
+        def fits(v: _Value) -> bool:
+            try:
+                return broadcast_shapes(x.sym.shape, v.sym.shape) == x.sym.shape
+            except gd.ShapeError:
+                return False
+
+        o = b.value(exact=True, where=fits)
+        if o is not None:
+            if kind == "other":
+                return (lambda s: s + o.sym), f"{{}} + {o.code}"
+            return (lambda s: gd.ops.maximum(s, o.sym)), f"gd.ops.maximum({{}}, {o.code})"
+    return (lambda s: s), "{}"
+
+
+def _control_step(b: _Builder, op: str) -> None:
+    """cond on a bool scalar reduced from an exact value (any/all), each branch an exact
+    expression (:func:`_branch`) of an exact value, one or two results (their types join);
+    while_loop counting an integer (a literal or a typed scalar) from 0 to a stop of 0..3
+    while the body applies an exact expression to a carried value (its type the fixed
+    point). Only exact ops: the tolerances do not look inside nested graphs."""
+    c = b.value(exact=True)
+    x = b.value(exact=True)
+    if c is None or x is None:
+        assume(False)
+        return
+    if op == "cond":
+        red = b.pick(["any", "all"])
+        pred = getattr(gd.ops, red)(c.sym)
+        pcode = f"gd.ops.{red}({c.code})"
+        y = b.value(exact=True) if b.chance(0.5) else x
+        assert y is not None
+        (f1, c1), (f2, c2) = _branch(b, x), _branch(b, y)
+        if b.chance(0.3):  # two results: the second the other way round
+            (f3, c3), (f4, c4) = _branch(b, y), _branch(b, x)
+            res = gd.ops.cond(pred, lambda: (f1(x.sym), f3(y.sym)),
+                              lambda: (f2(y.sym), f4(x.sym)))  # fmt: skip
+            call = (f"gd.ops.cond({pcode}, lambda: ({c1.format(x.code)}, {c3.format(y.code)}), "
+                    f"lambda: ({c2.format(y.code)}, {c4.format(x.code)}))")  # fmt: skip
+            assert isinstance(res, list)
+            b.add(res[0], f"{call}[0]")
+            b.add(res[1], f"{call}[1]")
+            return
+        sym = gd.ops.cond(pred, lambda: f1(x.sym), lambda: f2(y.sym))
+        assert isinstance(sym, gd.Symbol)
+        b.add(sym, f"gd.ops.cond({pcode}, lambda: {c1.format(x.code)}, "
+                   f"lambda: {c2.format(y.code)})")  # fmt: skip
+        return
+    if b.chance(0.5):
+        start: Any = 0
+        scode = "0"
+    else:
+        d = b.dtype(INDEX_DTYPES)
+        start, scode = b.g.scalar(0, d), f"g.scalar(0, gd.{d.name})"
+    stop = b.pick([0, 1, 2, 3])
+    f, fcode = _branch(b, x)
+    res = gd.ops.while_loop([start, x.sym], lambda i, v: i < stop, lambda i, v: (i + 1, f(v)))
+    call = (f"gd.ops.while_loop([{scode}, {x.code}], lambda i, v: i < {stop}, "
+            f"lambda i, v: (i + 1, {fcode.format('v')}))")  # fmt: skip
+    assert isinstance(res, list)
+    if b.chance(0.3):
+        b.add(res[0], f"{call}[0]")
+    b.add(res[1], f"{call}[1]")
+
+
 FAMILY: dict[str, str] = {
     **{op: "arith" for op in ARITHMETIC},
     **{op: "compare" for op in COMPARISONS},
@@ -1312,6 +1400,7 @@ FAMILY: dict[str, str] = {
     **{op: "select" for op in SELECT_OPS},
     **{op: "norm" for op in NORM_OPS},
     **{op: "vision" for op in VISION_OPS},
+    **{op: "control" for op in CONTROL_OPS},
     "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",

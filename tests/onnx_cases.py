@@ -66,9 +66,42 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops.update(_norm_cases())
     # convolutions, pools, pad and resize on the input reshaped to an image
     ops.update(_vision_cases())
+    # cond (If) and while_loop (Loop): both branches taken, joined types, loop variables
+    ops.update(_control_cases())
     for to in DTYPES:
         ops[f"cast_to_{to.name}"] = (1, lambda s, to=to: gd.ops.cast(s[0], to))
     return ops
+
+
+def _control_cases() -> dict[str, tuple[int, Build]]:
+    """cond with both branches taken (the outputs of cond(p) and cond(not p), concatenated):
+    branches of the input's dtype, of it and int16 (their join: the cast inside the int16
+    branch), of it and a literal; while_loop rotating the rows three times (the counter an
+    ambiguous literal), rotating int16 rows in (the carried type: the join, from the first
+    iteration), and one that never runs its body."""
+
+    def both(s: gd.Symbol, then: Any, other: Any) -> gd.Symbol:
+        p = gd.ops.less(gd.ops.cast(s[0, 0], "float32"), 1.0)  # true for some inputs only
+        taken = [gd.ops.cond(c, then, other) for c in (p, gd.ops.logical_not(p))]
+        return gd.ops.concat(taken, axis=0)
+
+    def rotate(x: gd.Symbol, new: gd.Symbol) -> gd.Symbol:
+        return gd.ops.concat([x[1:], new[:1]], axis=0)
+
+    def loop(s: gd.Symbol, new: Any, stop: int = 3) -> gd.Symbol:
+        _, x = gd.ops.while_loop([0, s], lambda i, x: i < stop,
+                                 lambda i, x: (i + 1, rotate(x, new(x))))
+        return x
+
+    i16 = np.arange(-12, 12, dtype=np.int16).reshape(6, 4) * 1000
+    return {
+        "cond": (2, lambda s: both(s[0], lambda: s[0], lambda: s[1][::-1])),
+        "cond_join": (1, lambda s: both(s[0], lambda: s[0], lambda: s[0].graph.constant(i16))),
+        "cond_literal": (1, lambda s: both(s[0], lambda: 1, lambda: s[0])),
+        "while_loop": (1, lambda s: loop(s[0], lambda x: x)),
+        "while_loop_join": (1, lambda s: loop(s[0], lambda x: x.graph.constant(i16))),
+        "while_loop_never": (1, lambda s: loop(s[0], lambda x: x, stop=0)),
+    }  # fmt: skip
 
 
 def _indexing_cases() -> dict[str, tuple[int, Build]]:

@@ -13,6 +13,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, shape_inference
+from onnx.inliner import inline_local_functions
 from onnx_cases import all_cases, build
 
 import graphdsl as gd
@@ -57,15 +58,23 @@ def test_cuda_export_uses_only_cuda_kernels(case: tuple[str, gd.DType]) -> None:
         if "on target 'cuda'" not in msg or not ("no kernel" in msg or "no Cast" in msg):
             raise
         return
-    inferred = shape_inference.infer_shapes(m, strict_mode=True)
-    types = {v.name: v.type.tensor_type.elem_type for v in
-             [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]}
-    types.update({t.name: t.data_type for t in m.graph.initializer})
+    # local functions inlined (as onnxruntime does); the nodes of If and Loop bodies too
+    inferred = shape_inference.infer_shapes(inline_local_functions(m), strict_mode=True)
+    types: dict[str, int] = {}
+    nodes = []
+    graphs = [inferred.graph]
+    while graphs:
+        sub = graphs.pop()
+        types.update({v.name: v.type.tensor_type.elem_type for v in
+                      [*sub.value_info, *sub.input, *sub.output]})  # fmt: skip
+        types.update({t.name: t.data_type for t in sub.initializer})
+        nodes.extend(sub.node)
+        graphs.extend(a.g for n in sub.node for a in n.attribute if a.type == a.GRAPH)
     cuda = TARGETS["cuda"]
     missing = []
-    for node in m.graph.node:
-        if node.op_type in ("Shape", "Gather", "Scan", "Slice"):  # shape data and control flow
-            continue
+    for node in nodes:
+        if node.op_type in ("Shape", "Gather", "Scan", "Slice", "If", "Loop"):  # shape data
+            continue  # and control flow
         if node.op_type == "Cast":
             src = TensorProto.DataType.Name(types[node.input[0]])
             dst = TensorProto.DataType.Name(next(a.i for a in node.attribute if a.name == "to"))

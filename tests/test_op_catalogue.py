@@ -27,7 +27,7 @@ COMPOSITES = {
     "stack": {"expand_dims", "concat"}, "tril": {"band_part"}, "triu": {"band_part"},
     "unsqueeze": {"expand_dims"},
 }  # fmt: skip
-FAMILIES = ["activation", "cast", "elementwise", "indexing", "logic", "nn", "norm",
+FAMILIES = ["activation", "cast", "control", "elementwise", "indexing", "logic", "nn", "norm",
             "reduction", "selection", "shape", "unary", "vision"]
 
 

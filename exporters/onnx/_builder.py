@@ -7,6 +7,7 @@ exact widening of it) and has a kernel on the target, casts in, runs, and casts 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -74,7 +75,9 @@ class Builder:
         self.initializers = self.model.graph.initializer
         self._consts: dict[tuple[str, tuple[int, ...], bytes], str] = {}
         self._casts: dict[tuple[str, DType], V] = {}
-        self._count = 0
+        # one counter for the model: the builders of its nested graphs (If branches, Loop
+        # bodies, functions: exporters/onnx/_lower/control.py) share it, names stay unique
+        self._counter = itertools.count(1)
         self.context: object = ""  # the graphdsl node being lowered, for error messages
         self._compute: dict[tuple[str, DType, bool, bool], DType] = {}
         self.external: ExternalData | None = None
@@ -92,8 +95,7 @@ class Builder:
     # ------------------------------------------------------------------ basics
 
     def fresh(self, hint: str) -> str:
-        self._count += 1
-        name = f"{hint}_{self._count}"
+        name = f"{hint}_{next(self._counter)}"
         if self.reserved and name in self.reserved:  # the name of an input or a weight
             return self.fresh(hint)
         return name

@@ -15,6 +15,7 @@ from onnx import ModelProto, helper
 from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
+from exporters.onnx._lower.control import NESTED, outer_names
 from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
 from exporters.onnx._weights import bind as bind_weights
@@ -264,6 +265,8 @@ def _drop_unused(b: Builder, outputs: list[str]) -> None:
         if any(o in needed for o in n.output):
             keep.append(n)
             needed.update(n.input)
+            if n.attribute and n.op_type in ("If", "Loop"):  # and what their subgraphs read
+                needed.update(outer_names([n]))
     if len(keep) == len(b.nodes):
         return
     kept = [type(n)() for n in reversed(keep)]
@@ -284,6 +287,8 @@ def _name_outputs(b: Builder, g: Graph, env: list[V]) -> list[str]:
     """Give outputs the names output0, output1...; rename producers, or add Identity."""
     nodes = b.nodes
     not_produced = {s.attrs["name"] for s in g.inputs} | {t.name for t in b.initializers}
+    if NESTED in b.memo:  # a value a subgraph reads by name keeps it: an Identity names it
+        not_produced |= outer_names(nodes)
     renamed: dict[str, str] = {}
     identities: list[tuple[str, str, DType]] = []
     names = [f"output{k}" for k in range(len(g.outputs))]

@@ -9,8 +9,9 @@ from exporters.onnx._kernels import load_kernels
 __all__ = ["TARGETS", "Target"]
 
 # Ops every provider has for int64 shape data and control flow: assumed where a table does
-# not list them (the CPU table measures Shape, Gather and Slice per element type)
-_STRUCTURAL = frozenset({"Shape", "Gather", "Scan", "ConstantOfShape", "Slice"})
+# not list them (the CPU table measures Shape, Gather and Slice per element type). If and
+# Loop move values of every type (tests/test_control_flow.py runs them on each on the CPU)
+_STRUCTURAL = frozenset({"Shape", "Gather", "Scan", "ConstantOfShape", "Slice", "If", "Loop"})
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from graphdsl.ops.activation import (
     tan,
 )
 from graphdsl.ops.cast import cast, implicit_cast
+from graphdsl.ops.control import cond, while_loop
 from graphdsl.ops.elementwise import (
     add,
     div,
@@ -159,6 +160,7 @@ __all__ = [
     "clamp",
     "clip",
     "concat",
+    "cond",
     "conv2d",
     "conv2d_transpose",
     "conv3d",
@@ -248,4 +250,5 @@ __all__ = [
     "unsqueeze",
     "var",
     "where",
+    "while_loop",
 ]

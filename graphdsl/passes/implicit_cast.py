@@ -31,6 +31,7 @@ from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
 from graphdsl.opdef import OPS
 from graphdsl.ops._define import promote
+from graphdsl.passes.regions import explain_regions, rewrite_regions
 from graphdsl.passes.rewrite import Rewriter
 
 __all__ = ["explain", "implicit_cast", "is_lossless", "make_casts_explicit"]
@@ -159,11 +160,14 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
         typ = node.type
         if typ.ambiguous:  # its literals are constants now: nothing is ambiguous after this
             typ = TensorType(typ.dtype, typ.shape)
+        attrs = node.attrs
+        if "regions" in attrs:  # cond, while_loop, call: the graphs in them are rewritten too
+            attrs = rewrite_regions(node, rw, make_casts_explicit)
         computed = _computed_dtype(graph, node) if converts_results else None
         if computed is None:
-            m[id(node)] = add(op, tuple(args), node.attrs, typ, in_dtypes, node.loc)
+            m[id(node)] = add(op, tuple(args), attrs, typ, in_dtypes, node.loc)
         else:  # the op computes in ``computed``; its policy converts the result (a cast)
-            raw = add(op, tuple(args), node.attrs, TensorType(computed, typ.shape), in_dtypes,
+            raw = add(op, tuple(args), attrs, TensorType(computed, typ.shape), in_dtypes,
                       node.loc)  # fmt: skip
             m[id(node)] = caster.cast(raw, typ.dtype, node.loc)
     for out in graph.outputs:  # a literal returned as an output: its own (default) dtype
@@ -227,7 +231,12 @@ def explain(graph: Graph) -> str:
 
     names = value_names(graph)
     counts: dict[str, int] = {}
+    shown: set[int] = set()
     for node in graph.nodes:
+        if "regions" in node.attrs:  # cond, while_loop, call: in their words, and their graphs'
+            for text in explain_regions(graph, node, names, shown, explain):
+                counts[text] = counts.get(text, 0) + 1
+            continue
         if not node.in_dtypes:
             continue
         for k, (arg, want) in enumerate(zip(node.inputs, node.in_dtypes, strict=True)):

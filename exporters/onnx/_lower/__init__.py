@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from exporters.onnx._lower import activation as activation
 from exporters.onnx._lower import cast as cast
+from exporters.onnx._lower import control as control
 from exporters.onnx._lower import elementwise as elementwise
 from exporters.onnx._lower import indexing as indexing
 from exporters.onnx._lower import logic as logic

@@ -1,0 +1,441 @@
+"""Control flow: ``cond`` and ``while_loop`` (MAX's names), whose result types are lattice
+joins and least fixed points; and ``call`` of a subgraph.
+
+A branch or loop body is a Python function of Symbols, traced into a graph nested in the
+node (:class:`~graphdsl.regions.Region`); the values of the graphs around it that it uses
+become its inputs (MAX's branches read them the same way).
+
+- ``cond(pred, then_fn, else_fn)``: each result's type is the join of the branches' types
+  under the graph's policy, ambiguity included (an ``int16`` branch and a ``float32`` one
+  give ``float32``; a literal branch yields to a known one). The ``implicit_cast`` pass
+  casts inside the branch that needs it.
+- ``while_loop(initial_values, predicate, body)``: the carried types are the least fixed
+  point of the body over the lattice: start from the initial types, join each with what
+  the body returns for them, trace again, until nothing changes (``int32`` that the body
+  adds ``0.5`` to becomes the policy's float). The loop is typed (and exported) with those
+  types from the first iteration: the initial values convert on entry.
+
+Where no join exists the error names the branch or loop variable, both types and the
+policy. Predicates are bool scalars. Several results are several nodes of one op, sharing
+their ``regions`` (``index`` tells them apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphdsl._source import user_location
+from graphdsl.dtypes import DType
+from graphdsl.graph import Graph, building
+from graphdsl.literals import LiteralError, literal_fix
+from graphdsl.ops._convert import cast_array
+from graphdsl.ops._define import Operand, Symbol, define, op, run_node
+from graphdsl.policies import Policy, PromotionError
+from graphdsl.regions import Region, regions_of
+from graphdsl.shapes import ShapeError, broadcast_shapes, format_shape
+from graphdsl.types import IndexRangeError, OpTypeError, TensorType
+
+__all__ = ["cond", "while_loop"]
+
+Results = Operand | Sequence[Operand]
+# more carried-type refinements than a lattice of finite height allows: a policy bug
+MAX_STEPS = 64
+
+
+# ---------------------------------------------------------------------------- cond
+
+
+def cond(
+    pred: Symbol, then_fn: Callable[[], Results], else_fn: Callable[[], Results]
+) -> Symbol | list[Symbol]:
+    """``then_fn()`` where the bool scalar ``pred`` holds, else ``else_fn()`` (MAX's
+    ``cond``; ONNX's ``If``). Each branch is traced once; the values around it that it uses
+    are read from there. A branch returns a value or a sequence of them (as many as the
+    other; shapes broadcast): one value gives a Symbol, a sequence a list.
+
+    Each result's type is the join of the branches' types under the graph's policy: an
+    ``int16`` branch and a ``float32`` branch give ``float32`` (the ``implicit_cast`` pass
+    casts inside the ``int16`` branch); a literal yields to a known type.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("cond", input_types={"p": gd.bool, "n": gd.int16, "x": gd.float32})
+    >>> p, n, x = g.inputs
+    >>> z = gd.ops.cond(p, lambda: n * 2, lambda: x + 0.5)
+    >>> z.type
+    TensorType(float32[])
+    >>> g.output(z)
+    >>> gd.evaluate(g, [np.array(True), np.array(3, np.int16), np.array(1.0, np.float32)])
+    [array(6., dtype=float32)]
+    """
+    loc = user_location()
+    if not isinstance(pred, Symbol):
+        raise OpTypeError(
+            f"cond (at {loc}): the predicate {pred!r} is known now; call the branch you want "
+            "(then_fn() if pred else else_fn()): cond chooses at run time"
+        )
+    _check_predicate(pred.type, "cond: the predicate")
+    g = pred.graph.innermost()
+    (t, touts), (e, eouts) = _trace(g, "then", then_fn, ()), _trace(g, "else", else_fn, ())
+    if len(touts) != len(eouts):
+        raise OpTypeError(
+            f"cond (at {loc}): the then branch returns {len(touts)} values and the else "
+            f"branch {len(eouts)}; return as many from each"
+        )
+    p = g.policy
+    joined = []
+    for k, (a, b) in enumerate(zip(touts, eouts, strict=True)):
+        try:
+            shape = broadcast_shapes(a.shape, b.shape)
+        except ShapeError:
+            raise ShapeError(
+                f"cond (at {loc}): result {k} is {a.type} in the then branch and {b.type} in "
+                "the else branch; their shapes do not broadcast (reshape or broadcast_to in "
+                "a branch)"
+            ) from None
+        j = _join(p, a.type, b.type, f"cond (at {loc}): result {k}", "the then branch",
+                  "the else branch")  # fmt: skip
+        for role, v in (("then", a), ("else", b)):
+            _check_fit(v, j.dtype, f"cond (at {loc}): the {role} branch's result {k}", p)
+        joined.append(j.dtype)
+        touts[k], eouts[k] = _broadcast(touts[k], shape), _broadcast(eouts[k], shape)
+    t.output(*touts)
+    e.output(*eouts)
+    union = _union([t.captures, e.captures])
+    regions = (
+        Region("then", t, tuple(1 + _at(union, c) for c in t.captures), tuple(joined)),
+        Region("else", e, tuple(1 + _at(union, c) for c in e.captures), tuple(joined)),
+    )
+    outs = [g._apply("cond", (pred, *union), {"regions": regions, "index": k})
+            for k in range(len(touts))]  # fmt: skip
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _cond_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    _check_predicate(types[0], "the predicate")
+    then, other = regions_of(attrs)
+    for r in (then, other):
+        _check_args(r, types)
+    k = attrs["index"]
+    a, b = then.graph.outputs[k].type, other.graph.outputs[k].type
+    j = _join(p, a, b, f"result {k}", "the then branch", "the else branch")
+    if a.shape != b.shape:
+        raise ShapeError(f"result {k} is {a} in the then branch and {b} in the else branch")
+    return tuple(t.dtype for t in types), TensorType(j.dtype, a.shape, j.ambiguous)
+
+
+def _cond_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    then, other = regions_of(attrs)
+    r = then if bool(np.asarray(args[0])) else other
+    return _in_dtypes(run_region(r, args, dims), r.results)
+
+
+def _cond_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    return np.asarray(_cond_all(attrs, args, attrs.get("_bound", {}))[attrs["index"]])
+
+
+define(cond, _cond_rule, _cond_impl, "bool scalar predicate; branches of any dtypes")
+
+
+# ---------------------------------------------------------------------------- while_loop
+
+
+def while_loop(
+    initial_values: Results,
+    predicate: Callable[..., Operand],
+    body: Callable[..., Results],
+) -> Symbol | list[Symbol]:
+    """``while predicate(*v): v = body(*v)`` from ``v = initial_values`` (MAX's
+    ``while_loop``; ONNX's ``Loop``). ``predicate`` returns a bool scalar; ``body`` returns
+    as many values as there are loop variables (a loop variable keeps its shape). One
+    initial value gives a Symbol, a sequence a list. The functions read the values around
+    them as they like.
+
+    The carried types are the least fixed point of the body over the policy's lattice:
+    from the initial types, each loop variable's type becomes the join of it and the type
+    the body returns for it, and the body is traced again until no type changes. An
+    ``int32`` counter that the body adds ``0.5`` to is carried as the policy's float from
+    the first iteration.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("loop", input_types={"n": gd.int32})
+    >>> n, = g.inputs
+    >>> i, x = gd.ops.while_loop([0, n], lambda i, x: i < 3, lambda i, x: (i + 1, x + 0.5))
+    >>> i.type, x.type
+    (TensorType(int32?[]), TensorType(float32?[]))
+    >>> g.output(i, x)
+    >>> gd.evaluate(g, [np.array(1, np.int32)])
+    [array(3, dtype=int32), array(2.5, dtype=float32)]
+    """
+    loc = user_location()
+    single = not isinstance(initial_values, (list, tuple))
+    values: list[object] = [initial_values] if single else list(initial_values)  # type: ignore[arg-type]
+    if not values:
+        raise OpTypeError(f"while_loop (at {loc}): give at least one initial value")
+    g = building(values, "while_loop")
+    inits = [v if isinstance(v, Symbol) and v.graph is g else g._operand(v, "while_loop", loc)
+             for v in values]  # fmt: skip
+    p = g.policy
+    types = [s.type for s in inits]
+    seen = [list(types)]
+    for _ in range(MAX_STEPS):
+        body_graph, outs = _trace(g, "body", body, types)
+        if len(outs) != len(types):
+            raise OpTypeError(
+                f"while_loop (at {loc}): the body returns {len(outs)} values for "
+                f"{len(types)} loop variables; return one value per loop variable"
+            )
+        new = []
+        for k, (t, o) in enumerate(zip(types, outs, strict=True)):
+            if o.shape != t.shape and _broadcast_or_none(t.shape, o.shape) != t.shape:
+                raise ShapeError(
+                    f"while_loop (at {loc}): loop variable {k} is {t} but the body returns "
+                    f"{o.type}; a loop variable keeps its shape {format_shape(t.shape)}"
+                )
+            j = _join(p, t, o.type, f"while_loop (at {loc}): loop variable {k}",
+                      "its type so far", "the body's result")  # fmt: skip
+            new.append(TensorType(j.dtype, t.shape, j.ambiguous))
+        if new == types:
+            break
+        types = new
+        seen.append(list(types))
+    else:
+        steps = " -> ".join("(" + ", ".join(str(t) for t in ts) + ")" for ts in seen)
+        raise OpTypeError(
+            f"while_loop (at {loc}): the carried types did not settle in {MAX_STEPS} steps "
+            f"under policy {p.name!r}: {steps}; cast the loop variables in the body"
+        )
+    for k, (t, o) in enumerate(zip(types, outs, strict=True)):
+        _check_fit(o, t.dtype, f"while_loop (at {loc}): the body's result {k}", p)
+        outs[k] = _broadcast(o, t.shape)
+    body_graph.output(*outs)
+    pred_graph, pred_out = _trace(g, "predicate", predicate, types)
+    if len(pred_out) != 1:
+        raise OpTypeError(
+            f"while_loop (at {loc}): the predicate returns {len(pred_out)} values; it must "
+            "return one bool scalar"
+        )
+    _check_predicate(pred_out[0].type, f"while_loop (at {loc}): the predicate returns a value")
+    pred_graph.output(pred_out[0])
+    n = len(types)
+    union = _union([pred_graph.captures, body_graph.captures])
+    carried = tuple(t.dtype for t in types)
+    regions = (
+        Region("predicate", pred_graph,
+               (*range(n), *(n + _at(union, c) for c in pred_graph.captures)), (DType.bool,)),
+        Region("body", body_graph,
+               (*range(n), *(n + _at(union, c) for c in body_graph.captures)), carried),
+    )  # fmt: skip
+    outs = [g._apply("while_loop", (*inits, *union), {"regions": regions, "index": k})
+            for k in range(n)]  # fmt: skip
+    return outs[0] if single else outs
+
+
+def _broadcast_or_none(a: tuple[int | str, ...], b: tuple[int | str, ...]) -> Any:
+    try:
+        return broadcast_shapes(a, b)
+    except ShapeError:
+        return None
+
+
+def _while_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    pred, body = regions_of(attrs)
+    n = len(body.results)
+    carried = [s.type for s in body.graph.inputs[:n]]
+    for k, (t, c) in enumerate(zip(types, carried, strict=False)):
+        j = _join(p, t, c, f"loop variable {k}", "its initial value", "its carried type")
+        if j.dtype is not c.dtype or t.shape != c.shape:
+            raise OpTypeError(
+                f"loop variable {k}: the initial value {t} does not convert to the carried "
+                f"type {c} (their join is {j})"
+            )
+    seen = [*carried, *types[n:]]
+    for r in (pred, body):
+        _check_args(r, seen)
+    for k, (c, o) in enumerate(zip(carried, body.graph.outputs, strict=True)):
+        j = _join(p, c, o.type, f"loop variable {k}", "its carried type", "the body's result")
+        if j.dtype is not c.dtype or (j.ambiguous and not c.ambiguous) or o.shape != c.shape:
+            raise OpTypeError(
+                f"loop variable {k}: the carried type {c} is not a fixed point: the body "
+                f"returns {o.type} for it (their join is {j})"
+            )
+    _check_predicate(pred.graph.outputs[0].type, "the predicate returns a value")
+    in_dtypes = (*(c.dtype for c in carried), *(t.dtype for t in types[n:]))
+    return in_dtypes, carried[attrs["index"]]
+
+
+def _while_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    pred, body = regions_of(attrs)
+    n = len(body.results)
+    values = _in_dtypes(args[:n], body.results)
+    rest = list(args[n:])
+    while bool(np.asarray(run_region(pred, [*values, *rest], dims)[0])):
+        values = _in_dtypes(run_region(body, [*values, *rest], dims), body.results)
+    return values
+
+
+def _while_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    return np.asarray(_while_all(attrs, args, attrs.get("_bound", {}))[attrs["index"]])
+
+
+define(while_loop, _while_rule, _while_impl, "any loop variables; bool scalar predicate")
+
+
+# ---------------------------------------------------------------------------- tracing
+
+
+def _trace(
+    g: Graph, role: str, fn: Callable[..., Results], types: Sequence[TensorType]
+) -> tuple[Graph, list[Symbol]]:
+    """Run ``fn`` on new inputs of ``types`` in a graph nested in ``g``; its results, as
+    values of that graph (those of the graphs around it captured, Python scalars literals)."""
+    sub = g.nested(role, [(f"v{k}", t) for k, t in enumerate(types)])
+    with sub.tracing():
+        got = fn(*sub.inputs)
+    items = list(got) if isinstance(got, (list, tuple)) else [got]
+    if not items:
+        raise OpTypeError(f"{role} returned no values; return at least one")
+    outs = []
+    for k, v in enumerate(items):
+        if isinstance(v, Symbol):
+            outs.append(sub.capture(v, role))
+        elif isinstance(v, (bool, int, float, complex, np.generic)):
+            outs.append(sub.scalar(v.item() if isinstance(v, np.generic) else v))
+        elif isinstance(v, np.ndarray):
+            outs.append(sub.constant(v))
+        else:
+            raise OpTypeError(
+                f"{role} returned {v!r} (of type {type(v).__name__}) as its result {k}; return "
+                "Symbols, Python scalars or numpy arrays"
+            )
+    return sub, outs
+
+
+def _union(groups: Sequence[Sequence[Symbol]]) -> list[Symbol]:
+    """The values of ``groups``, each once (by identity), in order of first appearance."""
+    out: list[Symbol] = []
+    seen: set[int] = set()
+    for group in groups:
+        for v in group:
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+    return out
+
+
+def _at(values: list[Symbol], v: Symbol) -> int:
+    return next(k for k, u in enumerate(values) if u is v)
+
+
+def _broadcast(v: Symbol, shape: tuple[int | str, ...]) -> Symbol:
+    return v if v.shape == shape else op("broadcast_to", v, shape=tuple(shape))
+
+
+def _join(p: Policy, a: TensorType, b: TensorType, what: str, a_is: str, b_is: str) -> Any:
+    """The join of ``a`` and ``b`` under ``p``; a PromotionError naming ``what`` (a branch's
+    result, a loop variable), both types, the policy and the fix."""
+    try:
+        return p.decide(a.dtype, a.ambiguous, b.dtype, b.ambiguous).result
+    except PromotionError as e:
+        fix = (
+            "cast a branch's result to the type both should have (gd.ops.cast(value, dtype))"
+            if "branch" in a_is
+            else "cast the body's result to the loop variable's type (gd.ops.cast(value, dtype))"
+        )
+        raise PromotionError(
+            f"{what}: no join under policy {p.name!r}: {a_is} gives {a}, {b_is} gives {b} "
+            f"({e}); {fix}",
+            lhs=str(a), rhs=str(b), policy=p.name, fix=fix,
+        ) from None  # fmt: skip
+
+
+def _check_fit(v: Symbol, want: DType, what: str, p: Policy) -> None:
+    """A literal result takes the joined dtype: it must fit it."""
+    if v.op != "literal":
+        return
+    value = v.attrs["value"]
+    problem = p.literal_problem(value, want)
+    if problem:
+        raise LiteralError(
+            f"{what}, the literal {value!r}, takes the joined type {want.name} (policy "
+            f"{p.name!r}) and {problem}; {literal_fix(value, want)}"
+        )
+
+
+def _check_predicate(t: TensorType, what: str) -> None:
+    if t.dtype is not DType.bool or t.shape != ():
+        raise OpTypeError(
+            f"{what} is {t}, but a predicate is a bool scalar (bool[]); compare it "
+            "(x != 0, x < n), reduce it (gd.ops.any, gd.ops.all) or index one element"
+        )
+
+
+def _check_args(r: Region, types: Sequence[TensorType]) -> None:
+    """The graph of ``r`` takes the node's operands at ``r.args``, with their types."""
+    ins = r.graph.inputs
+    if len(ins) != len(r.args):
+        raise OpTypeError(f"the {r.role} graph has {len(ins)} inputs for {len(r.args)} operands")
+    for s, i in zip(ins, r.args, strict=True):
+        t = types[i]
+        if s.dtype is not t.dtype or s.shape != t.shape:
+            raise OpTypeError(
+                f"the {r.role} graph's input {s.attrs['name']!r} is {s.type}, but it takes "
+                f"operand {i} of type {t}"
+            )
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def _in_dtypes(values: Sequence[Any], dtypes: Sequence[DType]) -> list[Any]:
+    return [cast_array(np.asarray(v), d) for v, d in zip(values, dtypes, strict=True)]
+
+
+def run_region(r: Region, operands: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    """Run the graph of ``r`` on the node's ``operands`` (those at ``r.args``)."""
+    return run_graph(r.graph, [operands[i] for i in r.args], dims)
+
+
+def run_graph(graph: Graph, args: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    """Evaluate a nested graph on ``args`` (in its input order); its outputs, literals as
+    Python values (each use converts them). Symbolic dimensions keep the sizes ``dims``
+    bound around it."""
+    env: dict[int, Any] = {id(s): cast_array(np.asarray(a), s.dtype)
+                           for s, a in zip(graph.inputs, args, strict=True)}  # fmt: skip
+    groups: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
+    for node in graph.used():
+        if node.op == "input":
+            continue
+        if node.op in ("literal", "constant"):
+            env[id(node)] = np.asarray(node.attrs["value"])
+            continue
+        values = [env[id(i)] for i in node.inputs]
+        try:
+            if regions_of(node.attrs):  # the results of its op, once for all its nodes
+                key = (id(node.attrs["regions"]), tuple(id(i) for i in node.inputs))
+                hit = groups.get(key)
+                if hit is None:
+                    hit = groups[key] = results_of(node, values, dims)
+                env[id(node)] = hit[node.attrs["index"]]
+            else:
+                env[id(node)] = run_node(node, values, dims)
+        except ShapeError as e:
+            raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
+        except IndexRangeError as e:
+            raise IndexRangeError(f"{node.op} (at {node.loc}): {e}") from None
+    return [env[id(o)] for o in graph.outputs]
+
+
+_ALL: dict[str, Callable[[dict[str, Any], list[np.ndarray], dict[str, int]], list[Any]]] = {
+    "cond": _cond_all,
+    "while_loop": _while_all,
+}
+
+
+def results_of(node: Symbol, values: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    """Every result of the op of ``node`` (a node holding graphs), in its result dtypes:
+    one run for the several nodes of an op with several results."""
+    args = [cast_array(np.asarray(v), d) for v, d in zip(values, node.in_dtypes, strict=True)]
+    return _ALL[node.op](node.attrs, args, dims)
