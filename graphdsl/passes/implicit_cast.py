@@ -179,9 +179,16 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
 # ---------------------------------------------------------------------------- explain
 
 
-def _reason(graph: Graph, node: Symbol) -> str:
+def _reason(graph: Graph, node: Symbol, k: int) -> str:
+    """Why operand ``k`` of ``node`` converts: the join of the operands the op computes
+    together (every operand, for most ops; an op that computes its operands in several
+    dtypes, such as quantize's float x and scale beside its int8 zero point, joins only
+    those it computes in operand ``k``'s dtype), and the dtype the op takes where that
+    join is not it."""
     p = graph.policy
     types = [i.type for i in node.inputs]
+    want = node.in_dtypes[k]
+    mixed = node.op != "where" and len(set(node.in_dtypes)) > 1
     if node.op.startswith("logical_") or (node.op == "where"):
         head = (
             "the condition converts by truth value (x != 0)"
@@ -194,6 +201,8 @@ def _reason(graph: Graph, node: Symbol) -> str:
         prefix = head + "; the branches: "
     else:
         prefix = ""
+        if mixed:
+            types = [t for t, d in zip(types, node.in_dtypes, strict=True) if d is want]
     if len(types) >= 2:
         rules = []
         acc = types[0]
@@ -208,13 +217,15 @@ def _reason(graph: Graph, node: Symbol) -> str:
         joined = promote(p, types).dtype
     else:
         why, joined = prefix, types[0].dtype if types else DType.bool
-    want = node.in_dtypes[-1] if node.in_dtypes else joined
     if want is not joined and node.op != "where":
-        why += (
-            f"; {node.op} computes in the policy's default "
-            f"{'float' if want.is_float else 'int'} {want.name}"
-        )
-    return why.strip("; ")
+        if mixed and want not in (p.default_float, p.default_int):
+            why += f"; {node.op}'s type rule takes this operand as {want.name}"
+        else:
+            why += (
+                f"; {node.op} computes in the policy's default "
+                f"{'float' if want.is_float else 'int'} {want.name}"
+            )
+    return why.strip("; ") or f"{node.op}'s type rule takes this operand as {want.name}"
 
 
 def explain(graph: Graph) -> str:
@@ -253,7 +264,7 @@ def explain(graph: Graph) -> str:
             types = ", ".join(str(i.type) for i in node.inputs)
             text = (
                 f"  {node.op}{where}: {what} (operand types {types}); rule: "
-                f"{_reason(graph, node)}" + (f"\n      | {src}" if src else "")
+                f"{_reason(graph, node, k)}" + (f"\n      | {src}" if src else "")
             )
             counts[text] = counts.get(text, 0) + 1
         computed = _computed_dtype(graph, node) if graph.policy.op_rules else None
