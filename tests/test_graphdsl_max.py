@@ -40,6 +40,7 @@ from graphdsl.max import (
     Weight,
     ops,
 )
+from graphdsl.types import OpTypeError
 
 DATA = Path(__file__).parent / "data"
 RECORDED: dict[str, Any] = json.loads((DATA / "max_graph_ops.json").read_text())
@@ -79,7 +80,7 @@ def test_every_max_op_is_covered_or_named_missing() -> None:
     names = set(RECORDED["ops"])
     assert set(ops.__all__) | set(ops.MISSING) == names
     assert not set(ops.__all__) & set(ops.MISSING)
-    assert (len(ops.__all__), len(ops.MISSING), len(names)) == (95, 38, 133)
+    assert (len(ops.__all__), len(ops.MISSING), len(names)) == (97, 36, 133)
 
 
 @pytest.mark.parametrize("name", COVERED)
@@ -479,6 +480,39 @@ def test_unsupported_arguments_say_so() -> None:
         assert ops.repeat_interleave(x, 2).shape == (8,)
         st = ops.shape_to_tensor([2, 3])
         assert (st.dtype, st.device) == (DType.int64, CPU)
+
+
+def test_control_flow_with_maxs_methods_inside() -> None:
+    """cond with out_types and while_loop return lists; values inside the branches and the
+    loop body are TensorValues (x.max() keeps the axis, i < 3 is MAX's not >=)."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out_t = [TensorType(DType.float32, [2, 1], CPU)]
+    with graph((DType.bool, []), (DType.float32, [2, 3])) as g:
+        p, x = g.inputs
+        (y,) = ops.cond(p, out_t, lambda: x.max(), lambda: ops.min(x, axis=-1))
+        i, s = ops.while_loop(
+            [ops.constant(0, DType.int32, CPU), x], lambda i, s: i < 3, lambda i, s: (i + 1, s * 2)
+        )
+        g.output(y, i, s)
+    assert isinstance(y, TensorValue) and y.type == gd.TensorType(gd.float32, (2, 1))
+    for pred, want in ((True, a.max(-1, keepdims=True)), (False, a.min(-1, keepdims=True))):
+        for got in (evaluate(g, np.array(pred), a), run(g, [np.array(pred), a])):
+            np.testing.assert_array_equal(got[0], want)
+            assert got[1].tolist() == 3 and got[1].dtype == np.int32
+            np.testing.assert_array_equal(got[2], a * 8)
+
+
+def test_control_flow_keeps_maxs_types() -> None:
+    with graph((DType.bool, []), (DType.float16, [2]), (DType.float32, [2])) as g:
+        p, h, f = g.inputs
+        with pytest.raises(OpTypeError, match=r"out_types\[0\] is TensorType\(dtype=DType.float16"):
+            ops.cond(p, [TensorType(DType.float16, [2], CPU)], lambda: h, lambda: f)
+        with pytest.raises(OpTypeError, match="return 1 values and out_types lists 2"):
+            ops.cond(p, [TensorType(DType.float16, [2], CPU)] * 2, lambda: h, lambda: h)
+        with pytest.raises(UnsupportedError, match="out_types=None"):
+            ops.cond(p, None, lambda: None, lambda: None)
+        with pytest.raises(OpTypeError, match="loop variable 0 starts as float16"):
+            ops.while_loop(h, lambda v: ops.sum(v, 0)[0] < 10, lambda v: v.cast(DType.float32))
 
 
 # ---------------------------------------------------------------------------- constants

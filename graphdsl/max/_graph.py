@@ -19,7 +19,7 @@ TensorType(dtype=DType.int64, shape=[2, 1], device=cpu:0)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from typing import Any
 
@@ -279,6 +279,25 @@ class Graph(_GdGraph):
                 self._devices[sym.id] = device
                 break
         return sym
+
+    # -- branches and loop bodies (graphdsl.ops.control traces them into nested graphs)
+    def nested(self, name: str, inputs: Sequence[tuple[str, _GdTensorType]] = ()) -> _GdGraph:
+        sub = super().nested(name, inputs)
+        # graphdsl nests a graphdsl.Graph; in a max graph it is a max graph too (the same
+        # attributes, and a device map), so that MAX's methods hold inside a branch
+        sub.__class__ = Graph
+        assert isinstance(sub, Graph)
+        sub._devices = {}
+        for node in sub.nodes:
+            node.__class__ = TensorValue
+        return sub
+
+    def capture(self, v: Symbol, op: str = "capture") -> Symbol:
+        new = super().capture(v, op)
+        outer = v.graph
+        if new.id not in self._devices and isinstance(outer, Graph) and v.id in outer._devices:
+            self._devices[new.id] = outer._devices[v.id]  # a captured value keeps its device
+        return new
 
     # -- devices
     def device_of(self, value: Symbol) -> DeviceRef:

@@ -19,10 +19,10 @@ cannot honour raises :class:`~graphdsl.max.UnsupportedError`.
 ...     g.output(s, ops.band_part(ops.constant(np.ones((3, 3), np.float32)), 0, None), w)
 >>> [str(v.type) for v in g.outputs]
 ['float32[1, 2]', 'float32[3, 3]', 'int8[1, 2]']
->>> ops.cond
+>>> ops.print
 Traceback (most recent call last):
     ...
-graphdsl.max.ops.MissingOpError: max.graph.ops.cond (control flow) is not in graphdsl: ...
+graphdsl.max.ops.MissingOpError: max.graph.ops.print (debug printing) is not in graphdsl: ...
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from graphdsl.max._constant import (
     shape_to_tensor,
     transfer_to,
 )
+from graphdsl.max._control import cond, while_loop
 from graphdsl.max._elementwise import (
     abs,
     acos,
@@ -155,7 +156,6 @@ MISSING: dict[str, str] = {
     "buffer_store": "mutable buffer",
     "buffer_store_slice": "mutable buffer",
     "call": "calls of subgraphs",
-    "cond": "control flow",
     "custom": "custom kernel",
     "dequantize": "MAX's GGUF-style quantization encodings",
     "distributed_broadcast": "multi-device collective",
@@ -181,7 +181,6 @@ MISSING: dict[str, str] = {
     "scatter_nd_mul": "scatter with product",
     "shard_and_stack": "multi-device sharding",
     "side_stream": "device streams",
-    "while_loop": "control flow",
 }
 
 
@@ -213,6 +212,7 @@ __all__ = [
     "ceil",
     "chunk",
     "concat",
+    "cond",
     "constant",
     "constant_external",
     "conv2d",
@@ -292,4 +292,5 @@ __all__ = [
     "trunc",
     "unsqueeze",
     "where",
+    "while_loop",
 ]
