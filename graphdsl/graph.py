@@ -415,6 +415,27 @@ class Graph:
             "operand; use a Symbol, a Python scalar or a numpy array"
         )
 
+    def subgraph(
+        self, name: str, input_types: Mapping[str, object] | Sequence[object] = ()
+    ) -> Graph:
+        """A graph to call many times with :func:`graphdsl.ops.call` (MAX's ``add_subgraph``):
+        this graph's policy, its own inputs; typed once, frozen at its first call. It reads
+        only its inputs (pass weights as arguments); the exporter makes it one ONNX local
+        function (or inlines it at each call: ``export(..., functions=False)``).
+
+        >>> import numpy as np, graphdsl as gd
+        >>> g = gd.Graph("model", input_types={"x": gd.TensorType(gd.int16, ("n",))})
+        >>> with g.subgraph("affine", {"v": gd.TensorType(gd.float32, ("m",))}) as sub:
+        ...     sub.output(sub.inputs[0] * 2 + 1)
+        >>> y = gd.ops.call(sub, gd.ops.call(sub, g.inputs[0]))
+        >>> y.type
+        TensorType(float32[n])
+        >>> g.output(y)
+        >>> gd.evaluate(g, [np.array([1, -1], np.int16)])
+        [array([ 7., -1.], dtype=float32)]
+        """
+        return Graph(name, input_types, policy=self.policy, warn_lossy=self.warn_lossy)
+
     # -- graphs traced inside others (branches and loop bodies: graphdsl.ops.control)
     def nested(self, name: str, inputs: Sequence[tuple[str, TensorType]] = ()) -> Graph:
         """A new graph inside this one, in which a branch or loop body is traced: it has

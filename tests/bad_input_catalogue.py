@@ -258,6 +258,42 @@ def _gather_out_of_range(on_onnxruntime: bool) -> Callable[[], object]:
     return trigger
 
 
+def _structured(fn: Callable[[gd.Graph, list[gd.Symbol]], object],
+                policy: str = "default") -> Callable[[], object]:  # fmt: skip
+    """``fn(g, inputs)`` on a graph with p: bool, n: int16, x: float32, v: float32[3]."""
+
+    def trigger() -> object:
+        g = gd.Graph("structured", input_types={"p": gd.bool, "n": gd.int16, "x": gd.float32,
+                                                "v": gd.TensorType(gd.float32, (3,))},
+                     policy=policy)  # fmt: skip
+        return fn(g, g.inputs)
+
+    return trigger
+
+
+def _called(arg: Callable[[gd.Graph], gd.Symbol]) -> Callable[[], object]:
+    """A call of a float32[3] subgraph on ``arg(g)``."""
+
+    def trigger() -> object:
+        g = gd.Graph("caller")
+        sub = g.subgraph("layer", {"h": gd.TensorType(gd.float32, (3,))})
+        sub.output(sub.inputs[0] * 2)
+        return gd.ops.call(sub, arg(g))
+
+    return trigger
+
+
+def _weighted(weights: object) -> Callable[[], object]:
+    """evaluate a graph that declares a float32[3] weight 'w', with ``weights``."""
+
+    def trigger() -> object:
+        g = gd.Graph("weighted", input_types={"x": gd.TensorType(gd.float32, (3,))})
+        g.output(g.inputs[0] * g.weight("w", gd.float32, (3,)))
+        return gd.evaluate(g, [np.ones(3, np.float32)], weights=weights)  # type: ignore[arg-type]
+
+    return trigger
+
+
 CATALOGUE: list[BadInput] = [
     # -- dtype names
     BadInput("dtype-misspelled", 'gd.dtype("flaot32")', lambda: gd.dtype("flaot32"),
@@ -568,6 +604,40 @@ CATALOGUE: list[BadInput] = [
     BadInput("range-outside-a-graph", "gd.ops.range(0, 3) outside `with graph:`",
              lambda: gd.ops.range(0, 3), gd.OpTypeError,
              ("no operand is a Symbol", "with graph")),
+    # -- control flow, subgraphs, weights
+    BadInput("cond-predicate-not-bool", "gd.ops.cond(n, ...) with an int16 predicate",
+             _structured(lambda g, i: gd.ops.cond(i[1], lambda: i[2], lambda: i[2])),
+             gd.OpTypeError, ("the predicate is int16[]", "a bool scalar", "x != 0")),
+    BadInput("cond-no-join", "branches of int16 and float32 under jax-strict",
+             _structured(lambda g, i: gd.ops.cond(i[0], lambda: i[1], lambda: i[2]),
+                         "jax-strict"), gd.PromotionError,
+             ("result 0: no join under policy 'jax-strict'", "the then branch gives int16[]",
+              "the else branch gives float32[]", "cast a branch's result")),
+    BadInput("cond-literal-does-not-fit", "gd.ops.cond(p, lambda: 40000, lambda: n)",
+             _structured(lambda g, i: gd.ops.cond(i[0], lambda: 40000, lambda: i[1])),
+             gd.LiteralError, ("the literal 40000", "joined type int16")),
+    BadInput("while-loop-no-join", "a loop variable of int16 that the body makes float32 "
+             "under jax-strict",
+             _structured(lambda g, i: gd.ops.while_loop(i[1], lambda k: i[0],
+                                                        lambda k: i[2]), "jax-strict"),
+             gd.PromotionError, ("loop variable 0: no join under policy 'jax-strict'",
+                                 "int16[]", "float32[]", "cast the body's result")),
+    BadInput("while-loop-shape-changes", "a body that returns a longer value",
+             _structured(lambda g, i: gd.ops.while_loop(
+                 i[3], lambda v: i[0], lambda v: gd.ops.concat([v, v]))),
+             gd.ShapeError, ("loop variable 0 is float32[3]", "keeps its shape")),
+    BadInput("call-narrowing-argument", "a float64 argument for a float32 parameter",
+             _called(lambda g: g.constant(np.ones(3))), gd.OpTypeError,
+             ("argument 0 of subgraph 'layer'", "float64 does not convert implicitly to "
+              "float32", "cast it explicitly")),
+    BadInput("weights-not-given", "evaluate a graph with a weight, without weights=",
+             _weighted(None), gd.WeightError, ("declares weights 'w'", "pass their data")),
+    BadInput("weight-of-another-dtype", "a float16 array for a float32 weight",
+             _weighted({"w": np.ones(3, np.float16)}), gd.WeightError,
+             ("weight 'w' is float16", "declares it float32")),
+    BadInput("weights-missing-and-extra", "weights named other than declared",
+             _weighted({"v": np.ones(3, np.float32)}), gd.WeightError,
+             ("missing: 'w'", "not declared by the graph: 'v'")),
 ]
 
 # fmt: on

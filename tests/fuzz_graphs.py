@@ -96,7 +96,7 @@ COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_inte
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
-CONTROL_OPS = ["cond", "while_loop"]
+CONTROL_OPS = ["cond", "while_loop", "call"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
@@ -1303,11 +1303,14 @@ def _select_step(b: _Builder, op: str) -> None:
               f"gd.ops.{op}({a.code}, axis={axis}, keepdims={keep})")  # fmt: skip
 
 
-def _branch(b: _Builder, x: _Value) -> tuple[Callable[[gd.Symbol], Any], str]:
+def _branch(
+    b: _Builder, x: _Value, around: bool = True
+) -> tuple[Callable[[gd.Symbol], Any], str]:
     """An exact expression of one value for a branch or loop body, and its code (``{}``
-    where the value goes): the value, +/* a literal, its negation, a cast, or + / maximum
-    with another exact value (read from around the branch)."""
-    kind = b.pick(["same", "literal", "add", "mul", "negative", "cast", "other", "maximum"])
+    where the value goes): the value, +/* a literal, its negation, a cast, or (``around``:
+    read from around a branch or body) + / maximum with another exact value."""
+    kinds = ["same", "literal", "add", "mul", "negative", "cast"]
+    kind = b.pick([*kinds, "other", "maximum"] if around else kinds)
     if kind == "literal":
         lit = b.literal()
         return (lambda s: lit), _lit(lit)
@@ -1342,11 +1345,35 @@ def _control_step(b: _Builder, op: str) -> None:
     expression (:func:`_branch`) of an exact value, one or two results (their types join);
     while_loop counting an integer (a literal or a typed scalar) from 0 to a stop of 0..3
     while the body applies an exact expression to a carried value (its type the fixed
-    point). Only exact ops: the tolerances do not look inside nested graphs."""
+    point); call of a subgraph of one parameter (an exact expression of it), once or twice,
+    on a value and on a literal or another value (they convert to the parameter's type).
+    Only exact ops: the tolerances do not look inside nested graphs."""
     c = b.value(exact=True)
     x = b.value(exact=True)
     if c is None or x is None:
         assume(False)
+        return
+    if op == "call":
+        d = x.sym.dtype if b.chance(0.7) else b.dtype()
+        shape = tuple(x.sym.shape)
+        k = len(b.lines)
+        sub = b.g.subgraph(f"f{k}", {"a": gd.TensorType(d, shape)})
+        f, fcode = _branch(b, x, around=False)
+        sub.output(f(sub.inputs[0]))
+        b.lines.append(f'f{k} = g.subgraph("f{k}", {{"a": gd.TensorType(gd.{d.name}, '
+                       f"{shape!r})}})")  # fmt: skip
+        b.lines.append(f"f{k}.output({fcode.format(f'f{k}.inputs[0]')})")
+        sym = gd.ops.call(sub, x.sym)
+        assert isinstance(sym, gd.Symbol)
+        b.add(sym, f"gd.ops.call(f{k}, {x.code})")
+        if b.chance(0.5):
+            y = b.value(exact=True, where=lambda v: v.sym.shape == x.sym.shape)
+            arg, acode = (y.sym, y.code) if y is not None and b.chance(0.7) else (
+                b.literal(), None)  # fmt: skip
+            acode = acode or _lit(arg)
+            again = gd.ops.call(sub, arg)
+            assert isinstance(again, gd.Symbol)
+            b.add(again, f"gd.ops.call(f{k}, {acode})")
         return
     if op == "cond":
         red = b.pick(["any", "all"])

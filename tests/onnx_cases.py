@@ -74,7 +74,9 @@ def _cases() -> dict[str, tuple[int, Build]]:
 
 
 def _control_cases() -> dict[str, tuple[int, Build]]:
-    """cond with both branches taken (the outputs of cond(p) and cond(not p), concatenated):
+    """call of a subgraph twice, on the input's dtype and on its join with int16 (the
+    argument converts at the call); cond with both branches taken (the outputs of cond(p)
+    and cond(not p), concatenated):
     branches of the input's dtype, of it and int16 (their join: the cast inside the int16
     branch), of it and a literal; while_loop rotating the rows three times (the counter an
     ambiguous literal), rotating int16 rows in (the carried type: the join, from the first
@@ -93,8 +95,26 @@ def _control_cases() -> dict[str, tuple[int, Build]]:
                                  lambda i, x: (i + 1, rotate(x, new(x))))
         return x
 
+    def called(s: gd.Symbol, param: DType) -> gd.Symbol:
+        """A subgraph on ``param`` values (rows reversed, the first column dropped and the
+        last repeated) called twice: on the input (converted at the call) and on its own
+        result."""
+        sub = s.graph.subgraph(f"rows_{param.name}", [gd.TensorType(param, ("n", 4))])
+        v = sub.inputs[0][::-1]
+        sub.output(gd.ops.concat([v[:, 1:], v[:, 3:]], axis=1))
+        once = gd.ops.call(sub, s)
+        assert isinstance(once, gd.Symbol)
+        twice = gd.ops.call(sub, once)
+        assert isinstance(twice, gd.Symbol)
+        return twice
+
+    def joined(s: gd.Symbol) -> DType:  # the join of the input's dtype and int16, known
+        return s.graph.policy.common_dtype(s.dtype, DType.int16).dtype
+
     i16 = np.arange(-12, 12, dtype=np.int16).reshape(6, 4) * 1000
     return {
+        "call": (1, lambda s: called(s[0], s[0].dtype)),
+        "call_promoted": (1, lambda s: called(s[0], joined(s[0]))),
         "cond": (2, lambda s: both(s[0], lambda: s[0], lambda: s[1][::-1])),
         "cond_join": (1, lambda s: both(s[0], lambda: s[0], lambda: s[0].graph.constant(i16))),
         "cond_literal": (1, lambda s: both(s[0], lambda: 1, lambda: s[0])),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
@@ -317,6 +317,8 @@ class ExternalData:
         self.location = os.path.basename(path)
         self.file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
         self.offset = 0
+        # files tensors are copied from (exporters/onnx/_weights.py), each opened once
+        self.sources: dict[str, BinaryIO] = {}
 
     def tensor(self, arr: np.ndarray, dt: DType, name: str) -> TensorProto:
         if dt in NARROW:
@@ -338,6 +340,8 @@ class ExternalData:
 
     def close(self) -> None:
         self.file.close()
+        for f in self.sources.values():
+            f.close()
 
 
 def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:

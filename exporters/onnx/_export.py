@@ -15,7 +15,7 @@ from onnx import ModelProto, helper
 from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
-from exporters.onnx._lower.control import NESTED, outer_names
+from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
 from exporters.onnx._targets import TARGETS
 from exporters.onnx._types import onnx_type
 from exporters.onnx._weights import bind as bind_weights
@@ -77,6 +77,7 @@ def export(
     check: bool | Literal["full"] = True,
     exact: bool = True,
     weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    functions: bool = True,
 ) -> ModelProto:
     """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
 
@@ -104,6 +105,9 @@ def export(
     initializer of its name; with a ``path`` they all go to the external data file, copied
     one at a time straight from their files (exporters/onnx/_weights.py).
 
+    ``functions`` (default True): each subgraph called with ``gd.ops.call`` becomes one
+    ONNX local function, called at each call; ``False`` inlines its nodes at each call.
+
     ``exact`` (default True): the results equal ``graphdsl.evaluate`` bit for bit where the
     math is exact. ``exact=False`` leaves out the legalizations that only fix the sign of a
     zero or the payload of a NaN (onnxruntime's Where turning a picked -0.0 into +0.0, the
@@ -128,7 +132,7 @@ def export(
     gc.disable()
     try:
         return _export(graph, files, opset=opset, target=target, check=check, exact=exact,
-                       weights=weights)  # fmt: skip
+                       weights=weights, functions=functions)  # fmt: skip
     except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
         if files is not None:
             files.discard()
@@ -147,6 +151,7 @@ def _export(
     check: bool | str,
     exact: bool = True,
     weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    functions: bool = True,
 ) -> ModelProto:
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
@@ -163,6 +168,7 @@ def _export(
         verify(graph, check_types=False)  # names the broken invariant
         raise
     b = Builder(tgt, exact=exact)
+    local = b.memo[FUNCTIONS] = Functions(opset, inline=not functions)
     declared = declared_weights(graph)
     bound = bind_weights(graph, declared, weights)
     b.reserved = {*declared, *(s.attrs["name"] for s in lowered.inputs)}  # ONNX names taken
@@ -235,6 +241,9 @@ def _export(
     del lowered, env
     model.ir_version = IR_VERSION
     model.opset_import.append(helper.make_opsetid("", opset))
+    if local.protos:  # the subgraphs' local functions
+        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+        model.functions.extend(local.protos)
     model.producer_name = "graphdsl"
     model.producer_version = _producer_version()
     model.doc_string = f"Exported by graphdsl from graph {graph.name!r} for target {target!r}."

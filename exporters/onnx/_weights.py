@@ -95,17 +95,19 @@ def _copied(
     _align(ext, length)
     ext.file.flush()  # what was written through the buffer lies before the copied bytes
     out = ext.file.fileno()
-    with open(path, "rb") as src:
-        fd = src.fileno()
-        done = 0
-        while done < length:
-            try:
-                n = os.copy_file_range(fd, out, length - done, offset + done)
-            except (AttributeError, OSError):  # not Linux, or not between these files
-                n = _copy_chunk(src, out, offset + done, length - done)
-            if n <= 0:
-                raise WeightError(f"weight {name!r}: {path!r} ended {length - done} bytes early")
-            done += n
+    src = ext.sources.get(path)
+    if src is None:
+        src = ext.sources[path] = open(path, "rb")  # noqa: SIM115 - ext.close() closes it
+    fd = src.fileno()
+    done = 0
+    while done < length:
+        try:
+            n = os.copy_file_range(fd, out, length - done, offset + done)
+        except (AttributeError, OSError):  # not Linux, or not between these files
+            n = _copy_chunk(src, out, offset + done, length - done)
+        if n <= 0:
+            raise WeightError(f"weight {name!r}: {path!r} ended {length - done} bytes early")
+        done += n
     ext.file.seek(0, os.SEEK_END)
     t = TensorProto()
     t.name = name

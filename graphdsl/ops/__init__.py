@@ -39,7 +39,7 @@ from graphdsl.ops.activation import (
     tan,
 )
 from graphdsl.ops.cast import cast, implicit_cast
-from graphdsl.ops.control import cond, while_loop
+from graphdsl.ops.control import call, cond, while_loop
 from graphdsl.ops.elementwise import (
     add,
     div,
@@ -154,6 +154,7 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "broadcast_to",
+    "call",
     "cast",
     "ceil",
     "chunk",

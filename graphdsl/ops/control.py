@@ -1,5 +1,5 @@
 """Control flow: ``cond`` and ``while_loop`` (MAX's names), whose result types are lattice
-joins and least fixed points; and ``call`` of a subgraph.
+joins and least fixed points; and ``call``, of a subgraph (``g.subgraph``) called many times.
 
 A branch or loop body is a Python function of Symbols, traced into a graph nested in the
 node (:class:`~graphdsl.regions.Region`); the values of the graphs around it that it uses
@@ -22,6 +22,7 @@ their ``regions`` (``index`` tells them apart).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,16 +30,24 @@ import numpy as np
 
 from graphdsl._source import user_location
 from graphdsl.dtypes import DType
-from graphdsl.graph import Graph, building
+from graphdsl.graph import Graph, GraphError, building
 from graphdsl.literals import LiteralError, literal_fix
 from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import Operand, Symbol, define, op, run_node
 from graphdsl.policies import Policy, PromotionError
 from graphdsl.regions import Region, regions_of
-from graphdsl.shapes import ShapeError, broadcast_shapes, format_shape
+from graphdsl.shapes import (
+    Dim,
+    ShapeError,
+    broadcast_shapes,
+    derived_dim,
+    dim_terms,
+    format_shape,
+    sum_dims,
+)
 from graphdsl.types import IndexRangeError, OpTypeError, TensorType
 
-__all__ = ["cond", "while_loop"]
+__all__ = ["call", "cond", "while_loop"]
 
 Results = Operand | Sequence[Operand]
 # more carried-type refinements than a lattice of finite height allows: a policy bug
@@ -283,6 +292,145 @@ def _while_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) 
 define(while_loop, _while_rule, _while_impl, "any loop variables; bool scalar predicate")
 
 
+# ---------------------------------------------------------------------------- call
+
+
+def call(graph: Graph, *args: Operand) -> Symbol | list[Symbol]:
+    """Call subgraph ``graph`` (:meth:`Graph.subgraph <graphdsl.Graph.subgraph>`) on ``args``
+    (MAX's ``ops.call``); one output gives a Symbol, several a list. Each argument converts
+    to its parameter's type as an op's operand does (explicit casts at the call site, in
+    the ``implicit_cast`` pass): its dtype must promote to the parameter's under the
+    graph's policy, its shape equal the parameter's, whose symbolic dimensions bind to the
+    argument's (the results' shapes follow). The subgraph is typed once, frozen at its
+    first call; the exporter makes it one ONNX local function.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.int8, ("b", 2))})
+    >>> sub = g.subgraph("double", {"v": gd.TensorType(gd.int32, ("n", 2))})
+    >>> sub.output(sub.inputs[0] * 2)
+    >>> y = gd.ops.call(sub, g.inputs[0])
+    >>> y.type
+    TensorType(int32[b, 2])
+    >>> g.output(y)
+    >>> gd.evaluate(g, [np.array([[100, -7]], np.int8)])
+    [array([[200, -14]], dtype=int32)]
+    """
+    loc = user_location()
+    if not isinstance(graph, Graph):
+        raise OpTypeError(f"call (at {loc}): {graph!r} is not a Graph; call g.subgraph(...)")
+    if not graph.outputs:
+        raise GraphError(
+            f"call (at {loc}): subgraph {graph.name!r} has no outputs; call "
+            f"{graph.name}.output(...) before calling it"
+        )
+    if graph.parent is not None:
+        raise GraphError(f"call (at {loc}): {graph.name!r} is a branch or loop body, not a "
+                         "subgraph; make one with g.subgraph(name, input_types)")  # fmt: skip
+    weights = [n.attrs["name"] for n in graph.nodes if n.op == "weight"]
+    if weights:
+        raise GraphError(
+            f"call (at {loc}): subgraph {graph.name!r} declares weights "
+            f"{', '.join(map(repr, weights))}; declare them on the calling graph and pass them "
+            "as arguments (each call its own)"
+        )
+    if len(args) != len(graph.inputs):
+        raise OpTypeError(
+            f"call (at {loc}): subgraph {graph.name!r} takes {len(graph.inputs)} arguments "
+            f"({', '.join(graph.input_names)}), given {len(args)}"
+        )
+    g = building(args, "call")
+    if g is graph:
+        raise GraphError(f"call (at {loc}): subgraph {graph.name!r} cannot call itself")
+    results = tuple(o.dtype for o in graph.outputs)  # (a literal output: its default dtype)
+    regions = (Region("call", graph, tuple(range(len(args))), results),)
+    outs = [g._apply("call", args, {"regions": regions, "index": k})
+            for k in range(len(results))]  # fmt: skip
+    graph.freeze("called by gd.ops.call")  # its type is decided: a change would make calls stale
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _call_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    (r,) = regions_of(attrs)
+    sub = r.graph
+    if len(types) != len(sub.inputs):
+        raise OpTypeError(f"subgraph {sub.name!r} takes {len(sub.inputs)} arguments, given "
+                          f"{len(types)}")  # fmt: skip
+    bound: dict[str, Dim] = {}
+    derived: list[tuple[int, Dim, Dim]] = []
+    for k, (t, s) in enumerate(zip(types, sub.inputs, strict=True)):
+        q = s.type
+        what = f"argument {k} of subgraph {sub.name!r} (parameter {s.attrs['name']!r}: {q})"
+        try:
+            j = p.decide(t.dtype, t.ambiguous, q.dtype, False).result
+        except PromotionError as e:
+            raise PromotionError(
+                f"{what} is {t}; no join under policy {p.name!r} ({e}); cast it first "
+                f"(gd.ops.cast(value, gd.{q.dtype.name}))",
+                lhs=str(t), rhs=str(q), policy=p.name, fix="cast the argument",
+            ) from None  # fmt: skip
+        if j.dtype is not q.dtype:
+            raise OpTypeError(
+                f"{what} is {t}: {t.dtype.name} does not convert implicitly to "
+                f"{q.dtype.name} under policy {p.name!r} (their join is {j}); cast it "
+                f"explicitly (gd.ops.cast(value, gd.{q.dtype.name}))"
+            )
+        if len(t.shape) != len(q.shape):
+            raise ShapeError(f"{what} has shape {format_shape(t.shape)}; give it rank {q.rank}")
+        for a, d in zip(t.shape, q.shape, strict=True):
+            if isinstance(d, str) and _TOKEN.fullmatch(d):
+                if bound.setdefault(d, a) != a:
+                    raise ShapeError(
+                        f"{what} has shape {format_shape(t.shape)}, but {d!r} is "
+                        f"{bound[d]} by an earlier argument"
+                    )
+            else:
+                derived.append((k, a, d))
+    for k, a, d in derived:  # static and derived dimensions, once the names are bound
+        if _substituted(d, bound) != a:
+            raise ShapeError(
+                f"argument {k} of subgraph {sub.name!r} has shape "
+                f"{format_shape(types[k].shape)}, but its parameter "
+                f"{format_shape(sub.inputs[k].shape)} needs {_substituted(d, bound)} there"
+            )
+    o = sub.outputs[attrs["index"]]
+    shape = tuple(_substituted(d, bound) for d in o.shape)
+    return tuple(s.dtype for s in sub.inputs), TensorType(o.dtype, shape)
+
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _substituted(d: Dim, bound: dict[str, Dim]) -> Dim:
+    """Dimension ``d`` of the subgraph with its names bound to the caller's dimensions."""
+    if isinstance(d, int):
+        return d
+    if d in bound:
+        return bound[d]
+    parts = []
+    for coef, names in dim_terms(d):
+        up = [bound.get(n, n) for n, c in names.items() for _ in range(c)]
+        down = [bound.get(n, n) for n, c in names.items() for _ in range(-c)]
+        parts.append(derived_dim([coef.numerator, *up], [coef.denominator, *down]))
+    return parts[0] if len(parts) == 1 else sum_dims(parts)
+
+
+def _call_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int]) -> list[Any]:
+    (r,) = regions_of(attrs)
+    own: dict[str, int] = {}  # the subgraph's dimension names, bound from the arguments
+    for s, a in zip(r.graph.inputs, args, strict=True):
+        for d, n in zip(s.shape, np.shape(a), strict=True):
+            if isinstance(d, str):
+                own.setdefault(d, int(n))
+    return _in_dtypes(run_graph(r.graph, args, own), r.results)
+
+
+def _call_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    return np.asarray(_call_all(attrs, args, {})[attrs["index"]])
+
+
+define(call, _call_rule, _call_impl, "the subgraph's parameter types (arguments promote)")
+
+
 # ---------------------------------------------------------------------------- tracing
 
 
@@ -431,6 +579,7 @@ def run_graph(graph: Graph, args: Sequence[np.ndarray], dims: dict[str, int]) ->
 _ALL: dict[str, Callable[[dict[str, Any], list[np.ndarray], dict[str, int]], list[Any]]] = {
     "cond": _cond_all,
     "while_loop": _while_all,
+    "call": _call_all,
 }
 
 

@@ -1,5 +1,6 @@
-"""Control flow: ``cond`` as ONNX ``If``, ``while_loop`` as ``Loop``; the graphs nested in
-them (graphdsl.regions) as ONNX subgraphs.
+"""Control flow: ``cond`` as ONNX ``If``, ``while_loop`` as ``Loop``, ``call`` of a subgraph
+as a call of an ONNX local function (or its nodes inlined); the graphs nested in them
+(graphdsl.regions) as ONNX subgraphs and functions.
 
 A nested graph arrives canonicalized (the implicit_cast pass made its casts explicit, its
 outputs already of the node's result dtypes) and is lowered op by op as the model's graph
@@ -12,6 +13,11 @@ Loop runs its body while a condition holds, and takes the first condition as an 
 the predicate is lowered twice, before the Loop on the initial values and at the end of
 the body on the new ones (``while p(v): v = body(v)``). The initial values are already of
 the carried types (the fixed point of the body's types), as the Loop needs them.
+
+A subgraph becomes one local function (domain ``graphdsl.local``) on its first call; its
+body is lowered by a builder that sees nothing around it (a function reads only its
+inputs; its constants are Constant nodes), and its symbolic dimensions come from its
+inputs. onnxruntime inlines local functions when it loads a model.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 
-from onnx import GraphProto, NodeProto, helper
+from onnx import FunctionProto, GraphProto, NodeProto, helper
 
 from exporters.onnx._builder import Builder, ExportError, V
 from exporters.onnx._lower._common import LOWER, SymbolicDims, T, register
@@ -29,10 +35,60 @@ from graphdsl.graph import Graph, Symbol
 from graphdsl.regions import Region, regions_of
 from graphdsl.types import TensorType
 
-__all__ = ["lower_graph", "outer_names", "scope"]
+__all__ = ["DOMAIN", "FUNCTIONS", "Functions", "lower_graph", "outer_names", "scope"]
 
 # the memo entry that says the model has subgraphs reading values of the graph around them
 NESTED = ("nested subgraphs",)
+# the memo entry of the model's local functions (made by export, shared by every scope)
+FUNCTIONS = ("functions",)
+DOMAIN = "graphdsl.local"  # the opset domain of the local functions
+
+
+class Functions:
+    """The model's local functions, one per subgraph called (``gd.ops.call``), or none
+    when subgraphs are inlined at each call (``inline``)."""
+
+    def __init__(self, opset: int, *, inline: bool) -> None:
+        self.opset = opset
+        self.inline = inline
+        self.protos: list[FunctionProto] = []
+        # by id of the subgraph (kept alive): the function's name, the inputs it takes
+        self._names: dict[int, tuple[str, tuple[int, ...], Graph]] = {}
+
+    def name_of(self, b: Builder, graph: Graph) -> tuple[str, tuple[int, ...]]:
+        """The function of ``graph``, made on its first call, and which of the subgraph's
+        inputs it takes: those its body reads (onnxruntime refuses a float8 value for an
+        input nothing reads: the input's type is then not inferred, and its default type
+        list lacks float8; measured on 1.32)."""
+        hit = self._names.get(id(graph))
+        if hit is not None:
+            return hit[0], hit[1]
+        taken = {n for n, _, _ in self._names.values()}
+        name, k = graph.name, 1
+        while name in taken:
+            k += 1
+            name = f"{graph.name}_{k}"
+        child = _function_scope(b)
+        inputs = [V(child.fresh(s.attrs["name"]), s.dtype) for s in graph.inputs]
+        sources: dict[str, tuple[str, int]] = {}
+        for v, s in zip(inputs, graph.inputs, strict=True):
+            for axis, d in enumerate(s.shape):
+                if isinstance(d, str):
+                    sources.setdefault(d, (v.name, axis))
+        outs = _outputs(child, lower_graph(child, graph, inputs, SymbolicDims(child, sources)))
+        # a function has no initializers: its constants are Constant nodes
+        consts = [helper.make_node("Constant", [], [t.name], value=t)
+                  for t in child.model.graph.initializer]  # fmt: skip
+        read = {x for n in child.nodes for x in n.input} | outer_names(child.nodes)
+        kept = tuple(k for k, v in enumerate(inputs) if v.name in read)
+        self._names[id(graph)] = (name, kept, graph)
+        self.protos.append(helper.make_function(
+            DOMAIN, name, [inputs[k].name for k in kept], [v.name for v in outs],
+            [*consts, *child.nodes],
+            opset_imports=[helper.make_opsetid("", self.opset), helper.make_opsetid(DOMAIN, 1)],
+            doc_string=f"graphdsl subgraph {graph.name!r}",
+        ))  # fmt: skip
+        return name, kept
 
 
 def scope(b: Builder, dims: SymbolicDims) -> tuple[Builder, SymbolicDims]:
@@ -51,6 +107,21 @@ def scope(b: Builder, dims: SymbolicDims) -> tuple[Builder, SymbolicDims]:
     child_dims._shapes = dict(dims._shapes)
     b.memo[NESTED] = True
     return child, child_dims
+
+
+def _function_scope(b: Builder) -> Builder:
+    """A builder for a function's body: only the model's settings, name counter and
+    functions; nothing of the scopes around it (a function sees only its inputs)."""
+    child = copy.copy(b)
+    child.model = type(b.model)()
+    child.nodes = child.model.graph.node
+    child.initializers = child.model.graph.initializer
+    child.external = None
+    child._consts, child._casts = {}, {}
+    child.memo = {FUNCTIONS: b.memo[FUNCTIONS]}
+    child.no_negative_zero = set()
+    child.bypassed = False
+    return child
 
 
 def lower_graph(b: Builder, graph: Graph, inputs: Sequence[V], dims: SymbolicDims) -> list[V]:
@@ -180,6 +251,31 @@ def _while(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         loop = _node(b, "Loop", ["", first.name, *(a.name for a in args[:n])], names)
         loop.attribute.append(helper.make_attribute("body", g))
         outs = [V(nm, d) for nm, d in zip(names, body.results, strict=True)]
+        b.memo[key] = outs
+    return outs[int(node.attrs["index"])]
+
+
+@register("call")
+def _call(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    # a call of the subgraph's local function (one per subgraph), or its nodes inlined
+    (r,) = regions_of(node.attrs)
+    key = ("call", id(r.graph), tuple(a.name for a in args))
+    outs: list[V] | None = b.memo.get(key)
+    if outs is None:
+        functions: Functions = b.memo[FUNCTIONS]
+        if functions.inline:
+            sources: dict[str, tuple[str, int]] = {}
+            for v, s in zip(args, r.graph.inputs, strict=True):
+                for axis, d in enumerate(s.shape):
+                    if isinstance(d, str):  # the subgraph's names, from the arguments
+                        sources.setdefault(d, (v.name, axis))
+            outs = lower_graph(b, r.graph, args, SymbolicDims(b, sources))
+        else:
+            name, kept = functions.name_of(b, r.graph)
+            names = [b.fresh(name) for _ in r.results]
+            n = _node(b, name, [args[k].name for k in kept], names)
+            n.domain = DOMAIN
+            outs = [V(nm, d) for nm, d in zip(names, r.results, strict=True)]
         b.memo[key] = outs
     return outs[int(node.attrs["index"])]
 
