@@ -688,6 +688,35 @@ SEMANTICS: list[tuple[str, str, list[Demo]]] = [
 ]  # fmt: skip
 
 
+def optimizers_prose() -> str:
+    """The section on run()'s graph optimizations, from exporters/onnx/_optimizers.py."""
+    from exporters.onnx._optimizers import ALWAYS_OFF, SOMETIMES_OFF
+
+    always = "".join(f"- `{name}`: {why}.\n" for name, why in ALWAYS_OFF.items())
+    sometimes = "".join(f"- `{name}`: {why}.\n" for name, why in SOMETIMES_OFF.items())
+    return (
+        "`run()` makes its onnxruntime sessions with onnxruntime's default options, every "
+        "graph optimization included (`ORT_ENABLE_ALL`: constant folding, node eliminations, "
+        "fusions into contrib kernels, NCHWc convolutions), and leaves out by name "
+        "(`disabled_optimizers`) the optimizers that change results. They were found by "
+        "running the (op, dtype) matrix and the fuzzer under these options and bisecting "
+        "each disagreement to an optimizer (`scripts/bisect_ort_optimizers.py`); both "
+        "suites run through `run()`, so every test run checks the list again (onnxruntime "
+        "1.32). Always left out:\n\n"
+        f"{always}\n"
+        "Left out only of the models whose results they would change (they cost much where "
+        "they are: NCHWc runs the example CNN about 1.4x faster, the RMS norm fusion the "
+        "Llama block about 5%):\n\n"
+        f"{sometimes}\n"
+        "`exporters.onnx.inference_session(model)` makes the same session for a "
+        "ModelProto or a path. A plain `onnxruntime.InferenceSession` of an exported model "
+        "runs every optimizer: its results can differ from `gd.evaluate` in the cases above."
+    )
+
+
+SEMANTICS.append(("Graph optimizations in run()", optimizers_prose(), []))
+
+
 def semantics_page(log: Callable[[str], None]) -> str:
     parts = [
         HEADER,

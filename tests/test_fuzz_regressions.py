@@ -110,8 +110,8 @@ def test_float8_e5m2_arithmetic_overflow_is_inf() -> None:
 # (MatMulScaleFusion) rewrite MatMul(Mul(x, s), B) and MatMul(Div(x, s), B) with a constant
 # scalar s into s * (x @ B), which is not the same in IEEE arithmetic: here inf * (2 - 1)
 # = inf instead of inf + -inf = NaN (and rounding differs for finite values). The exported
-# model is right; the session exporters/onnx/_run.py `_Session` creates keeps onnxruntime's
-# default optimization level (ORT_ENABLE_ALL); ORT_ENABLE_BASIC gives the reference's NaN.
+# model is right; run()'s sessions leave MatMulScaleFusion out (exporters/onnx/_optimizers.py,
+# tests/test_run_optimizers.py).
 @pytest.mark.parametrize("scale", ["mul_inf", "div_zero"])
 def test_matmul_of_a_scaled_operand_keeps_ieee_semantics_on_onnxruntime(scale: str) -> None:
     g = gd.Graph("scaled_matmul", input_types={"x": gd.TensorType(gd.float32, (1, 2))})
@@ -159,10 +159,9 @@ def test_float_mod_and_floordiv_give_zero_numpys_sign(dt: gd.DType) -> None:
 
 # Found while checking the sign of zero: for float16 x = -0.0, x + 0.0 is +0.0 (IEEE), so
 # 1.0 / (x + 0.0) is +inf; onnxruntime gives -inf. The exported model is right (with
-# ORT_DISABLE_ALL onnxruntime gives +inf); the ORT_ENABLE_BASIC session of
-# exporters/onnx/_run.py `_Session` folds Cast(0) and then removes Add(x, 0) as a no-op
-# (NoopElimination), which keeps -0.0. The same holds for bfloat16 (computed in float32 the
-# same way).
+# ORT_DISABLE_ALL onnxruntime gives +inf); onnxruntime's basic optimizations fold Cast(0)
+# and then remove Add(x, 0) as a no-op (NoopElimination), which keeps -0.0: run()'s sessions
+# leave NoopElimination out. The same holds for bfloat16 (computed in float32 the same way).
 @pytest.mark.parametrize("dt", [gd.float16, gd.bfloat16])
 def test_adding_zero_turns_negative_zero_positive_on_onnxruntime(dt: gd.DType) -> None:
     g = gd.Graph("plus_zero", input_types={"x": gd.TensorType(dt, (2,))})

@@ -16,6 +16,13 @@ from __future__ import annotations
 from exporters.onnx._builder import ExportError
 from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
-from exporters.onnx._run import RunError, run
+from exporters.onnx._run import RunError, inference_session, run
 
-__all__ = ["ExportError", "RunError", "export", "providers_for", "run"]
+__all__ = [
+    "ExportError",
+    "RunError",
+    "export",
+    "inference_session",
+    "providers_for",
+    "run",
+]

@@ -16,13 +16,19 @@ import onnx
 import onnxruntime as ort
 from onnx import ModelProto
 
+from exporters.onnx import _optimizers
 from exporters.onnx._export import export
 from exporters.onnx._files import external_data_problem, file_stamp, writes
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, bind_inputs, match_names
 
-__all__ = ["RunError", "run"]
+__all__ = [
+    "RunError",
+    "inference_session",
+    "run",
+    "session_options",
+]
 
 _RAW: dict[int, tuple[type, DType]] = {  # onnx types numpy cannot hand to onnxruntime
     onnx.TensorProto.BFLOAT16: (np.uint16, DType.bfloat16),
@@ -37,6 +43,36 @@ _NP_OF_ONNX = {  # for checking inputs of models not built from a Graph
 
 class RunError(ValueError):
     """Inputs that do not fit the model, or a model that cannot run."""
+
+
+def session_options() -> ort.SessionOptions:
+    """The options of run()'s sessions: onnxruntime's defaults (every graph optimization,
+    ORT_ENABLE_ALL), warnings not logged. The optimizers that change results are left out
+    when the session is made (:func:`inference_session`)."""
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return so
+
+
+def inference_session(
+    model: ModelProto | str | os.PathLike[str], providers: Sequence[str] | None = None
+) -> Any:
+    """An onnxruntime session of ``model`` (a ModelProto or a path) made as run() makes its
+    own: :func:`session_options`, without the optimizers that would change its results
+    (``exporters.onnx._optimizers.optimizers_off``)."""
+    if isinstance(model, ModelProto):
+        return _new_session(model.SerializeToString(), model, None, list(providers or _CPU_ONLY))
+    path = os.fspath(model)
+    return _new_session(path, _load(path), os.path.dirname(path), list(providers or _CPU_ONLY))
+
+
+def _new_session(
+    source: str | bytes, proto: ModelProto, folder: str | None, providers: list[str]
+) -> Any:
+    off = _optimizers.optimizers_off(proto, folder)
+    return ort.InferenceSession(
+        source, session_options(), providers=providers, disabled_optimizers=set(off)
+    )
 
 
 class _Session:
@@ -62,15 +98,10 @@ class _Session:
         self.source = source
         self.written = written
         proto = model if isinstance(model, ModelProto) else loaded or _load(model)
-        so = ort.SessionOptions()
-        so.log_severity_level = 3
-        # onnxruntime's graph rewrites change IEEE results: MatMulScaleFusion (extended)
-        # turns MatMul(x * s, B) into s * (x @ B), NoopElimination (basic) drops x + 0 and
-        # with it the sign of -0.0. The exporter already folds and deduplicates.
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        self.sess = ort.InferenceSession(
-            model if isinstance(model, str) else model.SerializeToString(), so, providers=providers
-        )
+        if isinstance(model, str):
+            self.sess = _new_session(model, proto, os.path.dirname(model), providers)
+        else:
+            self.sess = _new_session(model.SerializeToString(), proto, None, providers)
         self.inputs = self.sess.get_inputs()
         self.names = [i.name for i in self.inputs]
         self.output_names = [o.name for o in self.sess.get_outputs()]

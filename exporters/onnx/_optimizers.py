@@ -1,0 +1,190 @@
+"""Which of onnxruntime's graph optimizers ``run()`` leaves out of a model's session.
+
+``run()`` makes its sessions with onnxruntime's default optimization level (ORT_ENABLE_ALL:
+constant folding, node eliminations, fusions into contrib kernels, NCHWc layouts) and
+leaves out, by name, the optimizers that change results. They were found by running the
+(op, dtype) matrix (tests/test_onnx_matrix.py) and the fuzzer (tests/test_fuzz.py) under
+ORT_ENABLE_ALL with nothing left out and bisecting each disagreement to the optimizer that
+caused it (``python scripts/bisect_ort_optimizers.py``); both suites run through ``run()``,
+so every test run checks the list again. Measured on onnxruntime 1.32.
+
+Five are always off (:data:`ALWAYS_OFF`, with what each changes). Two change results only
+on some models, and cost much where they are left out (NCHWc convolutions run a CNN 1.4x
+faster; RMS norm fusion a Llama block about 5%), so they are left out only where they
+would: :func:`optimizers_off` reads the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import onnx
+from onnx import ModelProto, numpy_helper
+
+__all__ = ["ALWAYS_OFF", "SOMETIMES_OFF", "optimizers_off"]
+
+ALWAYS_OFF: dict[str, str] = {
+    "ExpandElimination": (
+        "drops an Expand whose target shape has a 0 (x of shape [1, 1] expanded to [1, 0]) as "
+        "if it did nothing, so the empty result becomes an error in a later Reshape"
+    ),
+    "MatMulScaleFusion": (
+        "turns MatMul(x * s, B) and MatMul(x / s, B) into s * (x @ B): ([2, -1] * inf) @ "
+        "[1, 1] gives inf instead of inf + -inf = NaN, and finite results round differently"
+    ),
+    "NoopElimination": (
+        "drops x + 0, x - 0, x * 1 and x / 1, but -0.0 + 0 is +0.0: the exporter's zero-sign "
+        "repairs (relu, max, max_pool2d and narrow floats computed in float32) add 0"
+    ),
+    "NotWhereFusion": (
+        "turns Where(Not(c), a, b) into Where(c, b, a); onnxruntime's Where loses -0.0 from "
+        "its first branch only, and the exporter places the branches for that (mod, "
+        "floordiv, clip)"
+    ),
+    "QDQSelectorActionTransformer": (
+        "fuses DequantizeLinear + MatMul into MatMulNBits, which quantizes the activations "
+        "to int8 (its default accuracy level 4): 0.36 off on a 512x512 int8 layer where the "
+        "reference is within 3e-5, NaN for an infinite scale (and other Q/DQ groups into "
+        "integer kernels)"
+    ),
+}
+
+SOMETIMES_OFF: dict[str, str] = {
+    "NchwcTransformer": (
+        "runs a Conv with a constant filter in the NCHWc layout, which skips the zero "
+        "padding: a padded window of an infinite weight gives inf there, NaN (0 * inf) in the "
+        "reference; off where a Conv's filter holds inf or is computed"
+    ),
+    "SimplifiedLayerNormFusion": (
+        "fuses x / Sqrt(ReduceMean(x ** 2) + eps) into SimplifiedLayerNormalization, whose "
+        "kernel refuses an empty normalized axis (the reference gives an empty result); off "
+        "where a ReduceMean reduces an axis not known to be non-empty"
+    ),
+}
+
+
+def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[str]:
+    """The optimizers to leave out of a session of ``model``: :data:`ALWAYS_OFF`, and those of
+    :data:`SOMETIMES_OFF` that would change its results. ``folder`` holds its external data
+    (a Conv filter stored there is read to check it)."""
+    off = set(ALWAYS_OFF)
+    if not _finite_conv_filters(model, folder):
+        off.add("NchwcTransformer")
+    if not _means_over_non_empty_axes(model):
+        off.add("SimplifiedLayerNormFusion")
+    return frozenset(off)
+
+
+def _nodes(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, bool]]:
+    """Every node of ``graph`` and of its subgraphs, with whether it is in a subgraph."""
+    for node in graph.node:
+        yield node, False
+        for attr in node.attribute:
+            subgraphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
+            for sub in subgraphs:
+                for inner, _ in _nodes(sub):
+                    yield inner, True
+
+
+def _constants(model: ModelProto) -> dict[str, onnx.TensorProto]:
+    found = {t.name: t for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            for attr in node.attribute:
+                if attr.name == "value":
+                    found[node.output[0]] = attr.t
+    return found
+
+
+def _finite_conv_filters(model: ModelProto, folder: str | None) -> bool:
+    """Does every Conv read a filter that is a graph input or a constant without inf?
+
+    A filter computed in the graph could be folded into a constant by onnxruntime: unknown.
+    """
+    convs = [n for n, _ in _nodes(model.graph) if n.op_type == "Conv"]
+    if not convs:
+        return True
+    constants = _constants(model)
+    inputs = {i.name for i in model.graph.input} - set(constants)
+    for node, nested in _nodes(model.graph):
+        if node.op_type != "Conv":
+            continue
+        name = node.input[1]
+        if nested or (name not in inputs and name not in constants):
+            return False
+        if name in constants:
+            tensor = constants[name]
+            if tensor.data_location == onnx.TensorProto.EXTERNAL and folder is None:
+                return False  # not known where its data lies
+            try:
+                weights = numpy_helper.to_array(tensor, base_dir=folder or "")
+            except Exception:  # missing or unreadable data (onnx raises its ValidationError)
+                return False
+            if weights.dtype.kind == "f" and np.isinf(weights).any():
+                return False
+    return True
+
+
+_SMALL = 64  # initializers kept for shape inference (shape tensors and axes); others typed
+
+
+def _means_over_non_empty_axes(model: ModelProto) -> bool:
+    """Does every ReduceMean reduce axes whose sizes are static and positive?"""
+    means = [(n, nested) for n, nested in _nodes(model.graph) if n.op_type == "ReduceMean"]
+    if not means:
+        return True
+    if any(nested for _, nested in means):
+        return False
+    try:
+        inferred = onnx.shape_inference.infer_shapes(_without_weights(model))
+    except Exception:  # onnx's inference refusing a model onnxruntime may still load
+        return False
+    g = inferred.graph
+    shapes = {v.name: v.type.tensor_type for v in (*g.input, *g.value_info, *g.output)}
+    constants = _constants(model)
+    for node, _ in means:
+        t = shapes.get(node.input[0])
+        if t is None or not t.HasField("shape"):
+            return False
+        dims = t.shape.dim
+        axes = _axes(node, constants)
+        if axes is None:
+            return False
+        for axis in axes or range(len(dims)):
+            dim = dims[axis]
+            if not dim.HasField("dim_value") or dim.dim_value <= 0:
+                return False
+    return True
+
+
+def _axes(node: onnx.NodeProto, constants: dict[str, onnx.TensorProto]) -> list[int] | None:
+    """ReduceMean's axes ([] for all of them), or None when they are computed."""
+    for attr in node.attribute:
+        if attr.name == "axes":
+            return list(attr.ints)
+    if len(node.input) < 2 or not node.input[1]:
+        return []
+    tensor = constants.get(node.input[1])
+    if tensor is None:
+        return None
+    return [int(a) for a in numpy_helper.to_array(tensor).reshape(-1)]
+
+
+def _without_weights(model: ModelProto) -> ModelProto:
+    """``model`` for shape inference: large initializers become typed inputs, without data."""
+    out = ModelProto()
+    out.ir_version = model.ir_version
+    out.opset_import.extend(model.opset_import)
+    g, src = out.graph, model.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    declared = {i.name for i in src.input}
+    for t in src.initializer:
+        if t.data_location != onnx.TensorProto.EXTERNAL and int(np.prod(t.dims)) <= _SMALL:
+            g.initializer.append(t)
+        elif t.name not in declared:
+            g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return out

@@ -1,0 +1,255 @@
+"""run()'s sessions keep onnxruntime's graph optimizations (ORT_ENABLE_ALL) and leave out the
+optimizers that change results (exporters/onnx/_optimizers.py): for each one, a small model
+where it changes the result (shown by putting it back into a session otherwise made as
+run() makes its own) and run() gives the reference's; and which models the two conditional
+ones are left out of. The (op, dtype) matrix and the fuzzer run through run() too, so they
+check the whole list on every test run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import graphdsl as gd
+from exporters.onnx import RunError, export, run
+from exporters.onnx._optimizers import ALWAYS_OFF, SOMETIMES_OFF, optimizers_off
+from exporters.onnx._run import inference_session, session_options
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+import cnn  # noqa: E402
+import gpt2_block  # noqa: E402
+import llama_block  # noqa: E402
+
+
+def with_optimizer(model: onnx.ModelProto, name: str) -> ort.InferenceSession:
+    """A session of ``model`` made as run() makes it, but with optimizer ``name`` back."""
+    off = optimizers_off(model) - {name}
+    return ort.InferenceSession(
+        model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"],
+        disabled_optimizers=set(off),
+    )  # fmt: skip
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal values with NaN in the same places and zeros of the same sign."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return bool(
+        a.dtype == b.dtype and a.shape == b.shape
+        and np.array_equal(a64, b64, equal_nan=True)
+        and np.array_equal(np.signbit(a64), np.signbit(b64))
+    )  # fmt: skip
+
+
+def test_run_sessions_keep_every_graph_optimization() -> None:
+    assert session_options().graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert set(ALWAYS_OFF) == {"ExpandElimination", "MatMulScaleFusion", "NoopElimination",
+                               "NotWhereFusion", "QDQSelectorActionTransformer"}  # fmt: skip
+    assert set(SOMETIMES_OFF) == {"NchwcTransformer", "SimplifiedLayerNormFusion"}
+
+
+def test_expand_elimination_turns_an_empty_expand_into_an_error() -> None:
+    g = gd.Graph("rep", input_types={"x": gd.TensorType(gd.int8, (2,))})
+    g.output(gd.ops.repeat_interleave(g.inputs[0], 0))  # an Expand to a shape with a 0
+    model = export(g)
+    x = np.array([3, -4], np.int8)
+    (want,) = gd.evaluate(g, {"x": x})
+    assert want.shape == (0,)
+    assert same_bits(run(model, {"x": x})[0], want)
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="Reshape"):
+        with_optimizer(model, "ExpandElimination").run(None, {"x": x})
+
+
+@pytest.mark.parametrize("scale", ["mul_inf", "div_zero"])
+def test_matmul_scale_fusion_moves_the_scale_past_the_sum(scale: str) -> None:
+    g = gd.Graph("scaled", input_types={"x": gd.TensorType(gd.float32, (1, 2))})
+    (x,) = g.inputs
+    scaled = x * float("inf") if scale == "mul_inf" else x / 0.0
+    g.output(scaled @ g.constant(np.ones((2, 1), np.float32)))
+    model = export(g)
+    x_in = np.array([[2.0, -1.0]], np.float32)  # [inf, -inf] @ [1, 1]: inf + -inf = NaN
+    assert np.isnan(gd.evaluate(g, {"x": x_in})[0]).all()
+    assert np.isnan(run(model, {"x": x_in})[0]).all()
+    got = with_optimizer(model, "MatMulScaleFusion").run(None, {"x": x_in})[0]
+    assert got.tolist() == [[np.inf]]  # inf * (2 - 1)
+
+
+@pytest.mark.parametrize("dt", [gd.float16, gd.bfloat16])
+def test_noop_elimination_drops_the_zero_that_makes_negative_zero_positive(dt: gd.DType) -> None:
+    g = gd.Graph("plus_zero", input_types={"x": gd.TensorType(dt, (2,))})
+    g.output(1.0 / (g.inputs[0] + 0.0))
+    model = export(g)
+    x = np.array([-0.0, 0.0], dt.np)
+    want = np.array([np.inf, np.inf], dt.np)  # -0.0 + 0.0 is +0.0
+    assert same_bits(gd.evaluate(g, {"x": x})[0], want)
+    assert same_bits(run(model, {"x": x})[0], want)
+    if dt is gd.float16:  # (bfloat16 inputs need run()'s conversion)
+        got = with_optimizer(model, "NoopElimination").run(None, {"x": x})[0]
+        assert got.tolist() == [-np.inf, np.inf]
+
+
+def test_not_where_fusion_swaps_the_branch_that_keeps_negative_zero() -> None:
+    g = gd.Graph("zero_sign", input_types={"a": gd.TensorType(gd.float32, (4,)),
+                                           "b": gd.TensorType(gd.float32, (4,))})  # fmt: skip
+    a, b = g.inputs
+    g.output(a % b, a // b)
+    model = export(g)
+    feeds = {"a": np.array([0.0, -0.0, 3.0, -3.0], np.float32),
+             "b": np.array([-2.0, 2.0, -3.0, 3.0], np.float32)}  # fmt: skip
+    mod = np.array([-0.0, 0.0, -0.0, 0.0], np.float32)  # numpy: the divisor's sign
+    floordiv = np.array([-0.0, -0.0, -1.0, -1.0], np.float32)
+    for got in (gd.evaluate(g, feeds), run(model, feeds)):
+        assert same_bits(got[0], mod) and same_bits(got[1], floordiv)
+    fused = with_optimizer(model, "NotWhereFusion").run(None, feeds)
+    assert not same_bits(fused[0], mod) and not same_bits(fused[1], floordiv)
+
+
+def _dequantize_matmul(k: int, n: int, seed: int) -> tuple[onnx.ModelProto, np.ndarray]:
+    """DequantizeLinear(int8 [k, n], per-column scales) then MatMul, written by hand;
+    with the weight as float64 for the reference."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, (k, n)).astype(np.int8)
+    scale = rng.uniform(0.01, 0.03, n).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["w", "scale"], ["wf"], axis=1),
+         helper.make_node("MatMul", ["x", "wf"], ["y"])],
+        "dq_matmul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", n])],
+        initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(scale, "scale")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    return model, w.astype(np.float64) * scale.astype(np.float64)
+
+
+def test_qdq_fusion_quantizes_the_activations() -> None:
+    model, w = _dequantize_matmul(256, 64, seed=0)
+    x = np.random.default_rng(1).standard_normal((4, 256)).astype(np.float32)
+    # each dequantized weight rounds once to float32 (0.5 ulp), and a float32 sum of 256
+    # terms in any order is within 256 eps of the sum of the magnitudes
+    want = x.astype(np.float64) @ w
+    eps = float(np.finfo(np.float32).eps)
+    bound = 257 * eps * (np.abs(x).astype(np.float64) @ np.abs(w))
+    assert (np.abs(run(model, {"x": x})[0] - want) <= bound).all()
+    fused = with_optimizer(model, "QDQSelectorActionTransformer").run(None, {"x": x})[0]
+    beyond = np.abs(fused - want) / bound  # int8 activations: most elements, some 10x over
+    assert (beyond > 1).mean() > 0.5 and (beyond > 10).any()
+
+
+def _conv(filt: np.ndarray, padding: int) -> gd.Graph:
+    g = gd.Graph("conv", input_types={"x": gd.TensorType(gd.float32, ("b", 6, 6, 8))})
+    g.output(gd.ops.conv2d(g.inputs[0], filt, padding=(padding,) * 4))
+    return g
+
+
+def _nchwc_runs(model: onnx.ModelProto, tmp_path: Path) -> bool:
+    """Does onnxruntime give ``model`` NCHWc kernels here (AVX2 and AVX-512 machines)?"""
+    so = session_options()
+    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    so.log_severity_level = 3
+    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    optimized = onnx.load(so.optimized_model_filepath)
+    return any(n.domain == "com.microsoft.nchwc" for n in optimized.graph.node)
+
+
+def test_nchwc_is_left_out_where_a_padded_filter_holds_inf(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    filt = rng.normal(size=(3, 3, 8, 16)).astype(np.float32)
+    finite = export(_conv(filt, 1))
+    assert "NchwcTransformer" not in optimizers_off(finite)
+    filt[0, 0, 0, 0] = np.inf
+    g = _conv(filt, 1)
+    model = export(g)
+    assert "NchwcTransformer" in optimizers_off(model)
+    x = rng.normal(size=(1, 6, 6, 8)).astype(np.float32)
+    (want,) = gd.evaluate(g, {"x": x})
+    assert np.isnan(want).any()  # the padding's 0 times inf
+    got = run(model, {"x": x})[0]
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    if _nchwc_runs(finite, tmp_path):
+        nchwc = with_optimizer(model, "NchwcTransformer").run(None, {"x": x})[0]
+        assert not np.array_equal(np.isnan(nchwc), np.isnan(want))
+
+
+def test_nchwc_is_left_out_where_a_filter_is_computed() -> None:
+    # channels first: the filter reaches Conv as it is (channels last transposes it)
+    types = {"x": gd.TensorType(gd.float32, (1, 8, 6, 6)),
+             "f": gd.TensorType(gd.float32, (4, 8, 3, 3))}  # fmt: skip
+    g = gd.Graph("conv_of_input", input_types=types)
+    x, f = g.inputs
+    g.output(gd.ops.conv2d(x, f, padding=(1, 1, 1, 1), input_layout="NCHW"))
+    assert "NchwcTransformer" not in optimizers_off(export(g))  # a graph input: never NCHWc
+    h = gd.Graph("conv_of_sum", input_types=types)
+    x, f = h.inputs
+    h.output(gd.ops.conv2d(x, f + 1.0, padding=(1, 1, 1, 1), input_layout="NCHW"))
+    assert "NchwcTransformer" in optimizers_off(export(h))
+
+
+def test_rms_norm_fusion_is_left_out_where_the_axis_may_be_empty() -> None:
+    g = gd.Graph("rms", input_types={"x": gd.TensorType(gd.float32, ("n", "h")),
+                                     "w": gd.TensorType(gd.float32, ("h",))})  # fmt: skip
+    g.output(gd.ops.rms_norm(*g.inputs))
+    model = export(g)
+    assert "SimplifiedLayerNormFusion" in optimizers_off(model)
+    feeds = {"x": np.ones((2, 0), np.float32), "w": np.ones(0, np.float32)}
+    assert run(model, feeds)[0].shape == (2, 0) == gd.evaluate(g, feeds)[0].shape
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="at least 1"):
+        with_optimizer(model, "SimplifiedLayerNormFusion").run(None, feeds)
+    static = gd.Graph("rms", input_types={"x": gd.TensorType(gd.float32, ("n", 0))})
+    static.output(gd.ops.rms_norm(static.inputs[0], np.ones(0, np.float32)))
+    assert "SimplifiedLayerNormFusion" in optimizers_off(export(static))
+
+
+def test_the_example_models_keep_every_optimizer_that_does_not_change_them() -> None:
+    c = gpt2_block.Config()
+    gpt2 = export(gpt2_block.build(gpt2_block.random_weights(c), c))
+    lc = llama_block.Config()
+    llama = export(llama_block.build(llama_block.random_weights(lc), lc))
+    nc = cnn.Config()
+    convnet = export(cnn.build(cnn.init_weights(nc), nc))
+    for model in (gpt2, llama, convnet):
+        assert optimizers_off(model) == set(ALWAYS_OFF)
+
+
+def test_a_conv_filter_in_external_data_is_read_to_check_it(tmp_path: Path) -> None:
+    filt = np.random.default_rng(3).normal(size=(3, 3, 8, 64)).astype(np.float32)
+    filt[0, 0, 1, 1] = -np.inf  # a corner tap: it meets the padding
+    path = str(tmp_path / "conv.onnx")
+    onnx.save_model(export(_conv(filt, 1)), path, save_as_external_data=True,
+                    size_threshold=0, location="conv.onnx.data")  # fmt: skip
+    stored = onnx.load(path, load_external_data=False)
+    assert any(t.data_location == TensorProto.EXTERNAL for t in stored.graph.initializer)
+    assert "NchwcTransformer" in optimizers_off(stored, str(tmp_path))
+    assert "NchwcTransformer" in optimizers_off(stored, None)  # data not found: unknown
+    x = np.ones((1, 6, 6, 8), np.float32)
+    assert np.isnan(run(path, {"x": x})[0]).any()
+    assert os.path.exists(str(tmp_path / "conv.onnx.data"))
+
+
+def test_inference_session_is_run_s_session(tmp_path: Path) -> None:
+    g = gd.Graph("plus_zero", input_types={"x": gd.TensorType(gd.float16, (2,))})
+    g.output(1.0 / (g.inputs[0] + 0.0))
+    path = str(tmp_path / "m.onnx")
+    model = export(g, path)
+    x = np.array([-0.0, 0.0], np.float16)
+    for sess in (inference_session(model), inference_session(path)):
+        assert sess.run(None, {"x": x})[0].tolist() == [np.inf, np.inf]
+
+
+def test_a_run_error_from_a_fused_kernel_never_reaches_run() -> None:
+    # the symbolic rms_norm above, through run() of the Graph
+    g = gd.Graph("rms", input_types={"x": gd.TensorType(gd.float32, ("n", "h")),
+                                     "w": gd.TensorType(gd.float32, ("h",))})  # fmt: skip
+    g.output(gd.ops.rms_norm(*g.inputs))
+    try:
+        out = run(g, {"x": np.ones((3, 0), np.float32), "w": np.ones(0, np.float32)})
+    except RunError as e:  # pragma: no cover - the failure this test is for
+        pytest.fail(f"run() refused an empty axis: {e}")
+    assert out[0].shape == (3, 0)
