@@ -2,7 +2,8 @@
 
 Runs the (op, dtype) matrix (tests/test_onnx_matrix.py) and the fuzzer (tests/test_fuzz.py)
 through ``run()`` with onnxruntime's default optimizations (ORT_ENABLE_ALL) and only the
-optimizers of ``--off`` left out (none by default), and bisects each disagreement: the
+optimizers of ``--off`` left out (none by default; ``--as-run`` adds what run() leaves out
+of each model, to look for more), and bisects each disagreement: the
 optimizers that changed the model (from onnxruntime's verbose log; a rule-based transformer
 stands for its rules) are left out all together, then put back one at a time while the case
 still agrees with the reference. What remains must be left out for that case. A case that
@@ -12,6 +13,7 @@ such.
     .venv/bin/python scripts/bisect_ort_optimizers.py --matrix
     .venv/bin/python scripts/bisect_ort_optimizers.py --fuzz 3000 --seed 7
     .venv/bin/python scripts/bisect_ort_optimizers.py --fuzz 5 --per-op --off NoopElimination
+    .venv/bin/python scripts/bisect_ort_optimizers.py --fuzz 3000 --seed 8 --as-run
 
 Re-run it when onnxruntime is upgraded (then run the test suite, which goes through run()'s
 own list). Takes the machine's time: the matrix is a few minutes, 3000 graphs about ten.
@@ -133,7 +135,13 @@ def bisect(model: onnx.ModelProto, check: Callable[[], list[str]], off: frozense
     return f"leave out {needed}"
 
 
-def matrix(off: frozenset[str]) -> Counter[str]:
+def base(off: frozenset[str], model: onnx.ModelProto, as_run: bool) -> frozenset[str]:
+    """What is left out of ``model``'s session to start with: ``off``, and with ``as_run``
+    what run() leaves out of it."""
+    return off | optimizers.optimizers_off(model) if as_run else off
+
+
+def matrix(off: frozenset[str], as_run: bool) -> Counter[str]:
     test_onnx_matrix = importlib.import_module("test_onnx_matrix")
     cases = importlib.import_module("onnx_cases")
 
@@ -147,16 +155,17 @@ def matrix(off: frozenset[str]) -> Counter[str]:
                 return [str(e)]
             return []
 
-        if agrees(check, off):
+        model = export(cases.build(op, dt))
+        start = base(off, model, as_run)
+        if agrees(check, start):
             continue
-        graph = cases.build(op, dt)
-        verdict = bisect(export(graph), check, off)
+        verdict = bisect(model, check, start)
         print(f"{op}-{dt.name}: {verdict}", flush=True)
         found[verdict] += 1
     return found
 
 
-def fuzz(off: frozenset[str], examples: int, seed: int, per_op: bool) -> Counter[str]:
+def fuzz(off: frozenset[str], examples: int, seed: int, per_op: bool, as_run: bool) -> Counter[str]:
     test_fuzz = importlib.import_module("test_fuzz")
     graphs = importlib.import_module("fuzz_graphs")
     from hypothesis import HealthCheck, given, settings
@@ -174,9 +183,11 @@ def fuzz(off: frozenset[str], examples: int, seed: int, per_op: bool) -> Counter
                 problems: list[str] = test_fuzz.check_case(case, None, None)
                 return problems
 
-            if agrees(check, off):
+            model = export(case.graph)
+            start = base(off, model, as_run)
+            if agrees(check, start):
                 return
-            verdict = bisect(export(case.graph), check, off)
+            verdict = bisect(model, check, start)
             print(f"{verdict}:\n{case.code}", flush=True)
             found[verdict] += 1
 
@@ -191,13 +202,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--per-op", action="store_true", help="N graphs starting with each op")
     ap.add_argument("--off", nargs="*", default=[], help="optimizers left out from the start")
+    ap.add_argument("--as-run", action="store_true",
+                    help="also leave out what run() leaves out of each model")  # fmt: skip
     args = ap.parse_args()
     off = frozenset(args.off)
     found: Counter[str] = Counter()
     if args.matrix:
-        found += matrix(off)
+        found += matrix(off, args.as_run)
     if args.fuzz:
-        found += fuzz(off, args.fuzz, args.seed, args.per_op)
+        found += fuzz(off, args.fuzz, args.seed, args.per_op, args.as_run)
     print("summary:", dict(found) or "every case agrees")
     return 0
 

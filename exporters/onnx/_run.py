@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import tempfile
 import warnings
 import weakref
 from collections import OrderedDict
@@ -19,6 +18,7 @@ from onnx import ModelProto
 from exporters.onnx import _optimizers
 from exporters.onnx._export import export
 from exporters.onnx._files import external_data_problem, file_stamp, writes
+from exporters.onnx._skeleton import read_skeleton, split_weights
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, bind_inputs, match_names
@@ -59,20 +59,29 @@ def inference_session(
 ) -> Any:
     """An onnxruntime session of ``model`` (a ModelProto or a path) made as run() makes its
     own: :func:`session_options`, without the optimizers that would change its results
-    (``exporters.onnx._optimizers.optimizers_off``)."""
+    (``exporters.onnx._optimizers.optimizers_off``); a ModelProto's large weights are handed
+    to onnxruntime as arrays instead of being serialized with it."""
     if isinstance(model, ModelProto):
-        return _new_session(model.SerializeToString(), model, None, list(providers or _CPU_ONLY))
+        return _new_session(model, model, None, list(providers or _CPU_ONLY))
     path = os.fspath(model)
     return _new_session(path, _load(path), os.path.dirname(path), list(providers or _CPU_ONLY))
 
 
 def _new_session(
-    source: str | bytes, proto: ModelProto, folder: str | None, providers: list[str]
+    source: str | ModelProto, proto: ModelProto, folder: str | None, providers: list[str]
 ) -> Any:
-    off = _optimizers.optimizers_off(proto, folder)
-    return ort.InferenceSession(
-        source, session_options(), providers=providers, disabled_optimizers=set(off)
-    )
+    """A session of ``source`` (a path, or a ModelProto whose large weights go to onnxruntime
+    as OrtValues: ``exporters/onnx/_skeleton.py``); ``proto`` is the model as read."""
+    so = session_options()
+    off = set(_optimizers.optimizers_off(proto, folder))
+    if isinstance(source, str):
+        return ort.InferenceSession(source, so, providers=providers, disabled_optimizers=off)
+    serialized, names, values = split_weights(source)
+    if names:
+        so.add_external_initializers(names, values)
+    sess = ort.InferenceSession(serialized, so, providers=providers, disabled_optimizers=off)
+    sess.graphdsl_weights = values  # the arrays onnxruntime reads: alive while the session is
+    return sess
 
 
 class _Session:
@@ -98,10 +107,8 @@ class _Session:
         self.source = source
         self.written = written
         proto = model if isinstance(model, ModelProto) else loaded or _load(model)
-        if isinstance(model, str):
-            self.sess = _new_session(model, proto, os.path.dirname(model), providers)
-        else:
-            self.sess = _new_session(model.SerializeToString(), proto, None, providers)
+        folder = os.path.dirname(model) if isinstance(model, str) else None
+        self.sess = _new_session(model, proto, folder, providers)
         self.inputs = self.sess.get_inputs()
         self.names = [i.name for i in self.inputs]
         self.output_names = [o.name for o in self.sess.get_outputs()]
@@ -196,9 +203,10 @@ def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
 
 
 def _load(path: str) -> ModelProto:
-    """The model at ``path`` without its external data, which is checked to be whole."""
+    """The model at ``path`` without the data of its large tensors (``read_skeleton``: the
+    weights' bytes are not read); its external data is checked to be whole."""
     try:
-        m = onnx.load(path, load_external_data=False)
+        m = read_skeleton(path)
     except Exception as e:  # protobuf's DecodeError, or anything else a bad file raises
         raise RunError(f"cannot read an ONNX model from {path!r}: {e}") from None
     problem = external_data_problem(m, os.path.dirname(path))
@@ -256,8 +264,10 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
         sess = per.get(key)
         if sess is None:
             target = "cuda" if "CUDAExecutionProvider" in providers else "cpu"
-            proto = export(model, target=target)
-            sess = per[key] = _Session(_serializable(proto), providers)
+            # onnx.checker serializes the whole model to check its structure, which
+            # onnxruntime checks as it loads it: a third of a large model's first run()
+            proto = export(model, target=target, check=False)
+            sess = per[key] = _Session(proto, providers)
         return sess
     if isinstance(model, str):
         path = os.path.abspath(model)
@@ -273,7 +283,7 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
         stamp = _stamp_file(path)  # before reading: a change after it shows at the next call
         proto = _load(path)
         sess = _Session(path, providers, _stamps(path, stamp, proto), written, proto)
-    elif model.ByteSize() < _SERIALIZE_BELOW:
+    elif _small(model):
         sess = _Session(model, providers, model.SerializeToString())
     else:
         snapshot = ModelProto()
@@ -284,6 +294,20 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
     if len(_model_sessions) > _MAX_CACHED:
         _model_sessions.popitem(last=False)
     return sess
+
+
+def _small(model: ModelProto) -> bool:
+    """Is ``model`` under :data:`_SERIALIZE_BELOW` bytes? Estimated from its tensors' shapes
+    and its node count (``ByteSize`` serializes the model to measure it: 0.2 s for 186 MB)."""
+    size = 64 * len(model.graph.node)
+    for t in model.graph.initializer:
+        count = 1
+        for d in t.dims:
+            count *= d
+        size += 8 * count + 64
+        if size >= _SERIALIZE_BELOW:
+            return False
+    return size < _SERIALIZE_BELOW
 
 
 def _stamp_file(path: str) -> tuple[int, ...]:
@@ -306,16 +330,6 @@ def _stamps(
                 if all(p != data for p, _ in stamps):
                     stamps.append((data, _stamp_file(data)))
     return tuple(stamps)
-
-
-def _serializable(proto: ModelProto) -> ModelProto | str:
-    """Models over 2 GiB cannot be serialized: hand onnxruntime a file with external data."""
-    if proto.ByteSize() < (1 << 31) - (1 << 20):
-        return proto
-    folder = tempfile.mkdtemp(prefix="graphdsl-")
-    path = os.path.join(folder, "model.onnx")
-    onnx.save_model(proto, path, save_as_external_data=True, location="model.onnx.data")
-    return path
 
 
 def run(
