@@ -297,6 +297,7 @@ def build_cases() -> list[Case]:
     )
     cases.append(Case("Shape", "Shape", x, out_type="INT64"))
     cases.extend(vision_cases())
+    cases.extend(quant_cases())
     return cases
 
 
@@ -335,6 +336,32 @@ def vision_cases() -> list[Case]:
                 attrs=attrs,
             )
         )
+    return cases
+
+
+# --------------------------------------------------------------------------------------------
+# Quantization (exporters/onnx/_lower/quant.py; until these are measured it checks its own
+# hand-measured table, MEASURED_CPU). Keyed by the first input's type, as onnxruntime
+# documents its kernels: QuantizeLinear by x's (int8 result; _uint8: uint8),
+# DequantizeLinear by q's (float32 scale; _float16, _bfloat16: those scales)
+# --------------------------------------------------------------------------------------------
+
+
+def quant_cases() -> list[Case]:
+    x: list[InputSpec] = [("x", None, a23), ("s", None, scalar(0.5))]
+    cases = [
+        Case(key, "QuantizeLinear", x, out_type=zp,
+             inits=[numpy_helper.from_array(arr(3, zp), "z")])
+        for key, zp in (("QuantizeLinear", "INT8"), ("QuantizeLinear_uint8", "UINT8"))
+    ]  # fmt: skip
+    for key, scale in (("DequantizeLinear", "FLOAT"), ("DequantizeLinear_float16", "FLOAT16"),
+                       ("DequantizeLinear_bfloat16", "BFLOAT16")):  # fmt: skip
+        q: list[InputSpec] = [("q", None, a23), ("s", scale, scalar(0.5)), ("z", None, scalar(0))]
+        cases.append(Case(key, "DequantizeLinear", q, out_type=scale))
+    cases.append(Case("MatMulInteger", "MatMulInteger", [("x", None, a23), ("y", None, b32)],
+                      out_type="INT32"))  # fmt: skip
+    cases.append(Case("DynamicQuantizeLinear", "DynamicQuantizeLinear", [("x", None, a23)],
+                      out_type="UINT8", extra_outputs=2))  # fmt: skip
     return cases
 
 

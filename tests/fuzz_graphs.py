@@ -96,6 +96,7 @@ COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_inte
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
+QUANT_OPS = ["quantize", "dequantize", "qmatmul"]
 CONTROL_OPS = ["cond", "while_loop", "call"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
@@ -111,7 +112,9 @@ ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax",
                              # window sums; resize's weights (float32 coordinates; nearest
                              # resize is exact: its tolerance is EXACT)
                              "conv2d", "conv3d", "conv2d_transpose", "avg_pool2d",
-                             "resize"})  # fmt: skip
+                             "resize",
+                             # a matmul with a dequantized (exact) weight
+                             "qmatmul"})  # fmt: skip
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
@@ -315,6 +318,12 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
         s = float(np.max(np.matmul(x, y), initial=0.0))
         over = s >= big / 2 or s >= float(out.max) / 2
         return Tol(2 * eo, (k + 2) * e * s + sub, over)
+    if op == "qmatmul":  # matmul's bound, with the weight dequantized (exactly)
+        w = _abs_finite(_dequantized_weight(node, operands))
+        k = x.shape[-1]
+        s = float(np.max(np.matmul(x, w), initial=0.0))
+        over = s >= big / 2 or s >= float(out.max) / 2
+        return Tol(2 * eo, (k + 2) * e * s + sub, over)
     if op == "softmax":
         n = x.shape[node.attrs["axis"]]
         return Tol(8 * e + 2 * eo, (n + 8) * e + sub)
@@ -410,6 +419,25 @@ def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     big = float(_finfo(_acc(d)).max)
     over = s >= big / 2 or s >= float(out.max) / 2
     return Tol(2 * eo + 2 * e, (n + 2) * e * s + sub, over)
+
+
+def _dequantized_weight(node: gd.Symbol, operands: list[np.ndarray]) -> np.ndarray:
+    """qmatmul's weight as reals, (q - zero_point) * scale in float64 (exact), from its
+    operands [x, q, scale, zero_point?]."""
+    q = operands[1].astype(np.float64)
+    axis, block = node.attrs["axis"], node.attrs["block_size"]
+
+    def spread(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v).astype(np.float64)
+        if axis is None:
+            return v.reshape(())
+        if block is None:
+            return v.reshape((-1,) + (1,) * (q.ndim - axis - 1))
+        return np.repeat(v, block, axis=axis)[tuple(slice(0, d) for d in q.shape)]
+
+    zp = spread(operands[3]) if len(operands) > 3 else np.float64(0.0)
+    with np.errstate(all="ignore"):
+        return np.asarray((q - zp) * spread(operands[2]))
 
 
 def tolerances(
@@ -870,6 +898,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "control":
         _control_step(b, op)
         return
+    if family == "quant":
+        _quant_step(b, op)
+        return
     _shape_step(b, op)
 
 
@@ -1217,6 +1248,100 @@ def _vision_step(b: _Builder, op: str) -> None:
                f"gd.ops.{op}({xcode}, g.constant({fcode}), {call})")  # fmt: skip
 
 
+QUANT_DTYPES = [T.int8, T.uint8]
+SCALE_DTYPES = [T.float32, T.float16, T.bfloat16]
+
+
+def _scales(b: _Builder, d: DType, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
+    """Scales of dtype ``d``: positive, from 1e-3 to 20; now and then any values (zero,
+    negative, NaN, inf: the formulas define those too)."""
+    if b.chance(0.15):
+        return b.constant(d, shape)
+    rng = np.random.default_rng(b.seed())
+    arr = np.exp(rng.uniform(-7.0, 3.0, size=shape)).astype(d.np)
+    return arr, _arr_code(arr, d)
+
+
+def _quant_layout(
+    b: _Builder, shape: tuple[int | str, ...]
+) -> tuple[dict[str, Any], tuple[int, ...]]:
+    """Random axis and block_size arguments for quantizing a value of ``shape``, and the
+    scale's shape: per tensor, per channel along a static axis, or in blocks of 1 to 4 along
+    one (all dimensions static: the scale is a constant)."""
+    static = [i for i, d in enumerate(shape) if isinstance(d, int)]
+    kinds = ["tensor", *(["axis"] if static else []),
+             *(["block"] if static and len(static) == len(shape) else [])]  # fmt: skip
+    kind = b.pick(kinds)
+    if kind == "tensor":
+        return {"axis": None}, b.pick([(), (1,)])
+    ax = b.pick(static)
+    n = int(shape[ax])
+    axis = ax - len(shape) if b.chance(0.3) else ax
+    if kind == "axis":
+        return {"axis": axis}, (n,)
+    bs = b.pick([1, 2, 3, 4])
+    blocked = tuple(-(-n // bs) if i == ax else int(d) for i, d in enumerate(shape))
+    return {"axis": axis, "block_size": bs}, blocked
+
+
+def _quant_step(b: _Builder, op: str) -> None:
+    """quantize of an exact float32/float16/bfloat16 value (to int8 or uint8), dequantize of
+    an int8/uint8 value or constant, qmatmul of an exact float value with a static last
+    dimension by a constant [K, N] weight; scales per tensor (now and then a Python float),
+    per channel or in blocks, of random float dtypes (promoting with x under the policy);
+    random zero points, or none."""
+    g = b.g
+    floats = lambda v: v.sym.dtype in SCALE_DTYPES  # noqa: E731
+    if op == "qmatmul":
+        a = b.value(exact=True, where=lambda v: floats(v) and v.sym.rank >= 1
+                    and isinstance(v.sym.shape[-1], int))  # fmt: skip
+        if a is None:
+            assume(False)
+            return
+        qd = b.pick(QUANT_DTYPES)
+        shape: tuple[int | str, ...] = (int(a.sym.shape[-1]), b.pick([1, 2, 3]))
+        w, wcode = b.constant(qd, shape)  # type: ignore[arg-type]
+        lead = [a.sym, g.constant(w)]
+        codes = [a.code, f"g.constant({wcode})"]
+    elif op == "quantize":
+        a = b.value(exact=True, where=floats)
+        if a is None:
+            assume(False)
+            return
+        qd = b.pick(QUANT_DTYPES)
+        shape = a.sym.shape
+        lead, codes = [a.sym], [a.code]
+    else:
+        a = b.value(exact=True, where=lambda v: v.sym.dtype in QUANT_DTYPES)
+        if a is None or b.chance(0.3):  # a constant: folded where it stays small
+            qd = b.pick(QUANT_DTYPES)
+            shape = tuple(d if isinstance(d, int) else 2 for d in b.base)
+            q, qcode = b.constant(qd, shape)  # type: ignore[arg-type]
+            lead, codes = [g.constant(q)], [f"g.constant({qcode})"]
+        else:
+            qd, shape = a.sym.dtype, a.sym.shape
+            lead, codes = [a.sym], [a.code]
+    kwargs, sshape = _quant_layout(b, shape)
+    if kwargs["axis"] is None and b.chance(0.3):
+        lit = b.pick([0.5, 0.1, 2.0, 3.0, 1e-3])
+        scale: Any = lit
+        scode = repr(lit)
+    else:
+        arr, scode = _scales(b, b.pick(SCALE_DTYPES), sshape)
+        scale, scode = g.constant(arr), f"g.constant({scode})"
+    args, codes = [*lead, scale], [*codes, scode]
+    if b.chance(0.6):
+        rng = np.random.default_rng(b.seed())
+        zp = rng.integers(qd.min, qd.max, size=sshape, endpoint=True).astype(qd.np)
+        args.append(g.constant(zp))
+        codes.append(f"g.constant({_arr_code(zp, qd)})")
+    if op == "quantize":
+        kwargs = {"dtype": qd, **kwargs}
+    call = ", ".join([*codes, *(f"{k}=gd.{v.name}" if isinstance(v, DType) else f"{k}={v!r}"
+                                for k, v in kwargs.items())])  # fmt: skip
+    b.add(getattr(gd.ops, op)(*args, **kwargs), f"gd.ops.{op}({call})")
+
+
 def _norm_step(b: _Builder, op: str) -> None:
     """gelu (each approximation) of any exact value; layer_norm and rms_norm over a static last
     dimension, group_norm over a static channel dimension split into a divisor of groups, with
@@ -1427,6 +1552,7 @@ FAMILY: dict[str, str] = {
     **{op: "select" for op in SELECT_OPS},
     **{op: "norm" for op in NORM_OPS},
     **{op: "vision" for op in VISION_OPS},
+    **{op: "quant" for op in QUANT_OPS},
     **{op: "control" for op in CONTROL_OPS},
     "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
@@ -1437,7 +1563,7 @@ FAMILY: dict[str, str] = {
 STEP_OPS = [*FAMILY, "cast"]
 MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax", "layer_norm",
                  "rms_norm", "group_norm", "conv2d", "conv3d", "conv2d_transpose",
-                 "avg_pool2d")  # fmt: skip
+                 "avg_pool2d", "qmatmul")  # fmt: skip
 WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 
 

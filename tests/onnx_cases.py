@@ -66,6 +66,8 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops.update(_norm_cases())
     # convolutions, pools, pad and resize on the input reshaped to an image
     ops.update(_vision_cases())
+    # quantize, dequantize, qmatmul: per tensor, per channel and blocked, with zero points
+    ops.update(_quant_cases())
     # cond (If) and while_loop (Loop): both branches taken, joined types, loop variables
     ops.update(_control_cases())
     for to in DTYPES:
@@ -243,6 +245,44 @@ def _vision_cases() -> dict[str, tuple[int, Build]]:
     }  # fmt: skip
 
 
+def _quant_cases() -> dict[str, tuple[int, Build]]:
+    """quantize of the floats the quantization ops accept (scales of the input's dtype: 2.0
+    makes the ties 0.5, 1.5, -3.5, 3.5), dequantize of int8/uint8 (float32, float16 and
+    bfloat16 scales), qmatmul with a constant weight (non-negative, so that the reference on
+    |x| bounds the sum of |terms|) per output channel and in blocks of K with a zero point."""
+
+    def const(s: gd.Symbol, values: Any, dt: Any) -> gd.Symbol:
+        return s.graph.constant(np.array(values, np.float64).astype(dt))
+
+    def fdt(s: gd.Symbol) -> Any:  # the input's dtype where it can be a scale (else float32)
+        return s.dtype.np if s.dtype in (DType.float16, DType.bfloat16) else np.float32
+
+    bf16 = ml_dtypes.bfloat16
+    w = np.array([[1, 0, 127], [3, 100, 7], [0, 5, 2], [64, 1, 9]], np.uint8)
+    return {
+        "quantize": (1, lambda s: gd.ops.quantize(s[0], const(s[0], 2.0, fdt(s[0])))),
+        "quantize_uint8_axis": (1, lambda s: gd.ops.quantize(
+            s[0], const(s[0], [0.5, 2.0, 0.37, 3.0], fdt(s[0])),
+            const(s[0], [0, 128, 3, 255], np.uint8), "uint8", axis=1)),
+        "quantize_blocked": (1, lambda s: gd.ops.quantize(
+            s[0], const(s[0], [[0.5, 2.0, 0.37, 1e-3], [7.0, 0.1, 2.0, 1.0]], fdt(s[0])),
+            const(s[0], [[0, -5, 3, 127], [-128, 1, 0, 9]], np.int8), axis=0, block_size=4)),
+        "dequantize": (1, lambda s: gd.ops.dequantize(s[0], const(s[0], 0.37, np.float32))),
+        "dequantize_axis_float16": (1, lambda s: gd.ops.dequantize(
+            s[0], const(s[0], [0.1, 2.0, 1e-4, 300.0], np.float16),
+            const(s[0], [0, 3, 127, 100], s[0].dtype.np), axis=1)),
+        "dequantize_blocked_bfloat16": (1, lambda s: gd.ops.dequantize(
+            s[0], const(s[0], [[0.1, 2.0, 1e-3, 3.0], [0.7, 1.0, 5.0, 1e30]], bf16),
+            const(s[0], [[0, 3, 127, 100], [1, 0, 2, 9]], s[0].dtype.np), axis=0,
+            block_size=5)),
+        "qmatmul": (1, lambda s: gd.ops.qmatmul(
+            s[0], w.astype(np.int8), const(s[0], [0.5, 0.01, 2.0], fdt(s[0])))),
+        "qmatmul_blocked_zp": (1, lambda s: gd.ops.qmatmul(
+            s[0], w, const(s[0], [[0.25, 0.5, 1.0], [3.0, 0.1, 0.7]], fdt(s[0])),
+            np.zeros((2, 3), np.uint8), axis=0, block_size=2)),
+    }  # fmt: skip
+
+
 # The terms each output of a windowed case sums (products, a bias, interpolation taps): its
 # n for the n * eps * sum|terms| bound (input and output sizes do not tell it). Integers
 # become floats there (avg_pool2d, resize), so they get moderate integers, as mean does.
@@ -284,7 +324,8 @@ def flushed_subnormals(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 # Float sums and products depend on the order of accumulation; with +-max among the terms
 # a different (equally valid) order overflows. These ops get moderate finite extremes.
-ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax", *WINDOW_TERMS}
+ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax", *WINDOW_TERMS, "qmatmul",
+                   "qmatmul_blocked_zp"}  # fmt: skip
 
 
 def special_values(dt: DType, moderate: bool = False) -> np.ndarray:

@@ -154,6 +154,31 @@ def _log_of_softmax(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
     return False
 
 
+# onnx.reference's QuantizeLinear converts round(x / scale) to int32 before it saturates
+# (|x / scale| from 2**31 on, inf too, wrap to INT_MIN: 1e30 / 0.5 gives -128, not 127) and
+# divides float16 by float16 in float16 (onnxruntime and the reference divide in float32,
+# measured: a quotient rounded to float16 can move a tie)
+QUANTIZE_INT32 = "ReferenceEvaluator QuantizeLinear wraps through int32, divides float16 in float16"
+
+
+def _quantize_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
+    """Does onnx.reference's QuantizeLinear, run alone on the operands of a quantize of
+    ``g``, give other values than the reference?"""
+    for node in g.used():
+        if node.op != "quantize":
+            continue
+        dts = node.in_dtypes
+        args = [cast_array(env[id(i)], d) for i, d in zip(node.inputs, dts, strict=True)]
+        one = gd.Graph("q", input_types=[gd.TensorType(d, a.shape)
+                                         for a, d in zip(args, dts, strict=True)])  # fmt: skip
+        attrs = {k: node.attrs[k] for k in ("dtype", "axis", "block_size")}
+        one.output(gd.ops.quantize(*one.inputs, **attrs))
+        got, _ = reference_evaluator(export(one), {f"input{k}": a for k, a in enumerate(args)})
+        if got is not None and not np.array_equal(got[0], env[id(node)]):
+            return True
+    return False
+
+
 # onnx.reference's Conv dilates its kernel by inserting zeros between the taps, and its Resize
 # weighs the neighbours it does not pick (nearest) and the axes it does not resize by 0 and
 # adds them: where they hold inf or NaN, 0 * inf gives NaN, and -0.0 + 0 * y gives +0.0
@@ -251,6 +276,8 @@ def check_case(case: FuzzCase, stats: Stats | None = None, path: str | None = No
             gap = _vision_gap(g, env)
         elif ref_problems and _log_of_softmax(g, env):
             gap = LOG_OF_SOFTMAX
+        elif ref_problems and _quantize_gap(g, env):
+            gap = QUANTIZE_INT32
         else:
             problems += ref_problems
     if case.rebound is not None:

@@ -12,7 +12,8 @@ cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
 (slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``), :mod:`~graphdsl.ops.norm` (``layer_norm``, ``rms_norm``,
 ``group_norm``), :mod:`~graphdsl.ops.vision` (convolution, pooling, ``pad``,
-``resize``) and :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
+``resize``), :mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
+:mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
 >>> import graphdsl as gd
@@ -85,6 +86,7 @@ from graphdsl.ops.logic import (
 )
 from graphdsl.ops.nn import logsoftmax, matmul, softmax
 from graphdsl.ops.norm import group_norm, layer_norm, rms_norm
+from graphdsl.ops.quant import dequantize, qmatmul, quantize
 from graphdsl.ops.reduction import all, any, logsumexp, max, mean, min, prod, std, sum, var
 from graphdsl.ops.selection import argmax, argmin, argsort, cumsum, top_k
 from graphdsl.ops.shape import (
@@ -168,6 +170,7 @@ __all__ = [
     "cos",
     "cosh",
     "cumsum",
+    "dequantize",
     "div",
     "equal",
     "erf",
@@ -214,6 +217,8 @@ __all__ = [
     "permute",
     "pow",
     "prod",
+    "qmatmul",
+    "quantize",
     "range",
     "relu",
     "repeat_interleave",

@@ -16,6 +16,7 @@ from exporters.onnx._lower import indexing as indexing
 from exporters.onnx._lower import logic as logic
 from exporters.onnx._lower import nn as nn
 from exporters.onnx._lower import norm as norm
+from exporters.onnx._lower import quant as quant
 from exporters.onnx._lower import reduction as reduction
 from exporters.onnx._lower import selection as selection
 from exporters.onnx._lower import shape as shape
