@@ -25,7 +25,7 @@ from graphdsl.graph import Graph, GraphError, Symbol
 from graphdsl.inputs import bind_inputs
 from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import apply_op, run_node
-from graphdsl.ops.control import results_of
+from graphdsl.ops._nested import results_of
 from graphdsl.regions import regions_of
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError, TensorType

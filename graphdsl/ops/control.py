@@ -32,8 +32,18 @@ from graphdsl._source import user_location
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, GraphError, building
 from graphdsl.literals import LiteralError, literal_fix
-from graphdsl.ops._convert import cast_array
-from graphdsl.ops._define import Operand, Symbol, define, op, run_node
+from graphdsl.ops._define import Operand, Symbol, define
+from graphdsl.ops._nested import (
+    RESULTS,
+    Results,
+    broadcast,
+    in_dtypes,
+    position,
+    run_graph,
+    run_region,
+    trace,
+    union,
+)
 from graphdsl.policies import Policy, PromotionError
 from graphdsl.regions import Region, regions_of
 from graphdsl.shapes import (
@@ -45,11 +55,10 @@ from graphdsl.shapes import (
     format_shape,
     sum_dims,
 )
-from graphdsl.types import IndexRangeError, OpTypeError, TensorType
+from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["call", "cond", "while_loop"]
 
-Results = Operand | Sequence[Operand]
 # more carried-type refinements than a lattice of finite height allows: a policy bug
 MAX_STEPS = 64
 
@@ -87,7 +96,7 @@ def cond(
         )
     _check_predicate(pred.type, "cond: the predicate")
     g = pred.graph.innermost()
-    (t, touts), (e, eouts) = _trace(g, "then", then_fn, ()), _trace(g, "else", else_fn, ())
+    (t, touts), (e, eouts) = trace(g, "then", then_fn, ()), trace(g, "else", else_fn, ())
     if len(touts) != len(eouts):
         raise OpTypeError(
             f"cond (at {loc}): the then branch returns {len(touts)} values and the else "
@@ -109,15 +118,15 @@ def cond(
         for role, v in (("then", a), ("else", b)):
             _check_fit(v, j.dtype, f"cond (at {loc}): the {role} branch's result {k}", p)
         joined.append(j.dtype)
-        touts[k], eouts[k] = _broadcast(touts[k], shape), _broadcast(eouts[k], shape)
+        touts[k], eouts[k] = broadcast(touts[k], shape), broadcast(eouts[k], shape)
     t.output(*touts)
     e.output(*eouts)
-    union = _union([t.captures, e.captures])
+    captured = union([t.captures, e.captures])
     regions = (
-        Region("then", t, tuple(1 + _at(union, c) for c in t.captures), tuple(joined)),
-        Region("else", e, tuple(1 + _at(union, c) for c in e.captures), tuple(joined)),
+        Region("then", t, tuple(1 + position(captured, c) for c in t.captures), tuple(joined)),
+        Region("else", e, tuple(1 + position(captured, c) for c in e.captures), tuple(joined)),
     )
-    outs = [g._apply("cond", (pred, *union), {"regions": regions, "index": k})
+    outs = [g._apply("cond", (pred, *captured), {"regions": regions, "index": k})
             for k in range(len(touts))]  # fmt: skip
     return outs[0] if len(outs) == 1 else outs
 
@@ -138,7 +147,7 @@ def _cond_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
 def _cond_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int]) -> list[Any]:
     then, other = regions_of(attrs)
     r = then if bool(np.asarray(args[0])) else other
-    return _in_dtypes(run_region(r, args, dims), r.results)
+    return in_dtypes(run_region(r, args, dims), r.results)
 
 
 def _cond_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
@@ -146,6 +155,7 @@ def _cond_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -
 
 
 define(cond, _cond_rule, _cond_impl, "bool scalar predicate; branches of any dtypes")
+RESULTS["cond"] = _cond_all
 
 
 # ---------------------------------------------------------------------------- while_loop
@@ -190,7 +200,7 @@ def while_loop(
     types = [s.type for s in inits]
     seen = [list(types)]
     for _ in range(MAX_STEPS):
-        body_graph, outs = _trace(g, "body", body, types)
+        body_graph, outs = trace(g, "body", body, types)
         if len(outs) != len(types):
             raise OpTypeError(
                 f"while_loop (at {loc}): the body returns {len(outs)} values for "
@@ -218,9 +228,9 @@ def while_loop(
         )
     for k, (t, o) in enumerate(zip(types, outs, strict=True)):
         _check_fit(o, t.dtype, f"while_loop (at {loc}): the body's result {k}", p)
-        outs[k] = _broadcast(o, t.shape)
+        outs[k] = broadcast(o, t.shape)
     body_graph.output(*outs)
-    pred_graph, pred_out = _trace(g, "predicate", predicate, types)
+    pred_graph, pred_out = trace(g, "predicate", predicate, types)
     if len(pred_out) != 1:
         raise OpTypeError(
             f"while_loop (at {loc}): the predicate returns {len(pred_out)} values; it must "
@@ -229,15 +239,15 @@ def while_loop(
     _check_predicate(pred_out[0].type, f"while_loop (at {loc}): the predicate returns a value")
     pred_graph.output(pred_out[0])
     n = len(types)
-    union = _union([pred_graph.captures, body_graph.captures])
+    captured = union([pred_graph.captures, body_graph.captures])
     carried = tuple(t.dtype for t in types)
+    pred_args = (*range(n), *(n + position(captured, c) for c in pred_graph.captures))
+    body_args = (*range(n), *(n + position(captured, c) for c in body_graph.captures))
     regions = (
-        Region("predicate", pred_graph,
-               (*range(n), *(n + _at(union, c) for c in pred_graph.captures)), (DType.bool,)),
-        Region("body", body_graph,
-               (*range(n), *(n + _at(union, c) for c in body_graph.captures)), carried),
-    )  # fmt: skip
-    outs = [g._apply("while_loop", (*inits, *union), {"regions": regions, "index": k})
+        Region("predicate", pred_graph, pred_args, (DType.bool,)),
+        Region("body", body_graph, body_args, carried),
+    )
+    outs = [g._apply("while_loop", (*inits, *captured), {"regions": regions, "index": k})
             for k in range(n)]  # fmt: skip
     return outs[0] if single else outs
 
@@ -278,10 +288,10 @@ def _while_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> An
 def _while_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int]) -> list[Any]:
     pred, body = regions_of(attrs)
     n = len(body.results)
-    values = _in_dtypes(args[:n], body.results)
+    values = in_dtypes(args[:n], body.results)
     rest = list(args[n:])
     while bool(np.asarray(run_region(pred, [*values, *rest], dims)[0])):
-        values = _in_dtypes(run_region(body, [*values, *rest], dims), body.results)
+        values = in_dtypes(run_region(body, [*values, *rest], dims), body.results)
     return values
 
 
@@ -290,6 +300,7 @@ def _while_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) 
 
 
 define(while_loop, _while_rule, _while_impl, "any loop variables; bool scalar predicate")
+RESULTS["while_loop"] = _while_all
 
 
 # ---------------------------------------------------------------------------- call
@@ -421,7 +432,7 @@ def _call_all(attrs: dict[str, Any], args: list[np.ndarray], dims: dict[str, int
         for d, n in zip(s.shape, np.shape(a), strict=True):
             if isinstance(d, str):
                 own.setdefault(d, int(n))
-    return _in_dtypes(run_graph(r.graph, args, own), r.results)
+    return in_dtypes(run_graph(r.graph, args, own), r.results)
 
 
 def _call_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
@@ -429,56 +440,10 @@ def _call_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -
 
 
 define(call, _call_rule, _call_impl, "the subgraph's parameter types (arguments promote)")
+RESULTS["call"] = _call_all
 
 
-# ---------------------------------------------------------------------------- tracing
-
-
-def _trace(
-    g: Graph, role: str, fn: Callable[..., Results], types: Sequence[TensorType]
-) -> tuple[Graph, list[Symbol]]:
-    """Run ``fn`` on new inputs of ``types`` in a graph nested in ``g``; its results, as
-    values of that graph (those of the graphs around it captured, Python scalars literals)."""
-    sub = g.nested(role, [(f"v{k}", t) for k, t in enumerate(types)])
-    with sub.tracing():
-        got = fn(*sub.inputs)
-    items = list(got) if isinstance(got, (list, tuple)) else [got]
-    if not items:
-        raise OpTypeError(f"{role} returned no values; return at least one")
-    outs = []
-    for k, v in enumerate(items):
-        if isinstance(v, Symbol):
-            outs.append(sub.capture(v, role))
-        elif isinstance(v, (bool, int, float, complex, np.generic)):
-            outs.append(sub.scalar(v.item() if isinstance(v, np.generic) else v))
-        elif isinstance(v, np.ndarray):
-            outs.append(sub.constant(v))
-        else:
-            raise OpTypeError(
-                f"{role} returned {v!r} (of type {type(v).__name__}) as its result {k}; return "
-                "Symbols, Python scalars or numpy arrays"
-            )
-    return sub, outs
-
-
-def _union(groups: Sequence[Sequence[Symbol]]) -> list[Symbol]:
-    """The values of ``groups``, each once (by identity), in order of first appearance."""
-    out: list[Symbol] = []
-    seen: set[int] = set()
-    for group in groups:
-        for v in group:
-            if id(v) not in seen:
-                seen.add(id(v))
-                out.append(v)
-    return out
-
-
-def _at(values: list[Symbol], v: Symbol) -> int:
-    return next(k for k, u in enumerate(values) if u is v)
-
-
-def _broadcast(v: Symbol, shape: tuple[int | str, ...]) -> Symbol:
-    return v if v.shape == shape else op("broadcast_to", v, shape=tuple(shape))
+# ---------------------------------------------------------------------------- checks
 
 
 def _join(p: Policy, a: TensorType, b: TensorType, what: str, a_is: str, b_is: str) -> Any:
@@ -532,59 +497,3 @@ def _check_args(r: Region, types: Sequence[TensorType]) -> None:
                 f"the {r.role} graph's input {s.attrs['name']!r} is {s.type}, but it takes "
                 f"operand {i} of type {t}"
             )
-
-
-# ---------------------------------------------------------------------------- running
-
-
-def _in_dtypes(values: Sequence[Any], dtypes: Sequence[DType]) -> list[Any]:
-    return [cast_array(np.asarray(v), d) for v, d in zip(values, dtypes, strict=True)]
-
-
-def run_region(r: Region, operands: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
-    """Run the graph of ``r`` on the node's ``operands`` (those at ``r.args``)."""
-    return run_graph(r.graph, [operands[i] for i in r.args], dims)
-
-
-def run_graph(graph: Graph, args: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
-    """Evaluate a nested graph on ``args`` (in its input order); its outputs, literals as
-    Python values (each use converts them). Symbolic dimensions keep the sizes ``dims``
-    bound around it."""
-    env: dict[int, Any] = {id(s): cast_array(np.asarray(a), s.dtype)
-                           for s, a in zip(graph.inputs, args, strict=True)}  # fmt: skip
-    groups: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
-    for node in graph.used():
-        if node.op == "input":
-            continue
-        if node.op in ("literal", "constant"):
-            env[id(node)] = np.asarray(node.attrs["value"])
-            continue
-        values = [env[id(i)] for i in node.inputs]
-        try:
-            if regions_of(node.attrs):  # the results of its op, once for all its nodes
-                key = (id(node.attrs["regions"]), tuple(id(i) for i in node.inputs))
-                hit = groups.get(key)
-                if hit is None:
-                    hit = groups[key] = results_of(node, values, dims)
-                env[id(node)] = hit[node.attrs["index"]]
-            else:
-                env[id(node)] = run_node(node, values, dims)
-        except ShapeError as e:
-            raise ShapeError(f"{node.op} (at {node.loc}): {e}") from None
-        except IndexRangeError as e:
-            raise IndexRangeError(f"{node.op} (at {node.loc}): {e}") from None
-    return [env[id(o)] for o in graph.outputs]
-
-
-_ALL: dict[str, Callable[[dict[str, Any], list[np.ndarray], dict[str, int]], list[Any]]] = {
-    "cond": _cond_all,
-    "while_loop": _while_all,
-    "call": _call_all,
-}
-
-
-def results_of(node: Symbol, values: Sequence[np.ndarray], dims: dict[str, int]) -> list[Any]:
-    """Every result of the op of ``node`` (a node holding graphs), in its result dtypes:
-    one run for the several nodes of an op with several results."""
-    args = [cast_array(np.asarray(v), d) for v, d in zip(values, node.in_dtypes, strict=True)]
-    return _ALL[node.op](node.attrs, args, dims)
