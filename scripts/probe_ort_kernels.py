@@ -636,7 +636,10 @@ def kernel_table(results: Results, date: str) -> KernelTable:
     provenance = {
         "date": date,
         "excluded_run_errors": [
-            f"{k}[{t}]" for k, row in noopt.items() for t, st in row.items() if st == "run_error"
+            f"{k}[{t}]"
+            for k, row in sorted(noopt.items())
+            for t, st in row.items()
+            if st == "run_error"
         ],
         "generator": "scripts/probe_ort_kernels.py",
         "graph_optimizations": "disabled",
