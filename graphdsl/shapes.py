@@ -171,7 +171,10 @@ def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
 
 
 def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
-    """coef * product of names (negative counts divide), written in lowest terms."""
+    """coef * product of names (negative counts divide), written in lowest terms; a zero
+    coefficient is the static size 0 (``n*0`` is 0 whatever ``n`` is)."""
+    if coef == 0:
+        return 0
     up = [k for k, v in names.items() for _ in range(v)]
     down = [k for k, v in names.items() for _ in range(-v)]
     if coef.numerator != 1 or not up:
