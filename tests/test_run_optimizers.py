@@ -20,7 +20,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 import graphdsl as gd
 from exporters.onnx import RunError, export, run
-from exporters.onnx._optimizers import ALWAYS_OFF, SOMETIMES_OFF, optimizers_off
+from exporters.onnx._optimizers import (
+    ALWAYS_OFF,
+    FOLD_DEQUANTIZED_BELOW,
+    SOMETIMES_OFF,
+    optimizers_off,
+    session_config,
+)
 from exporters.onnx._run import inference_session, session_options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,3 +259,36 @@ def test_a_run_error_from_a_fused_kernel_never_reaches_run() -> None:
     except RunError as e:  # pragma: no cover - the failure this test is for
         pytest.fail(f"run() refused an empty axis: {e}")
     assert out[0].shape == (3, 0)
+
+
+def test_constant_int8_weights_are_dequantized_once_at_load(tmp_path: Path) -> None:
+    model, _ = _dequantize_matmul(256, 64, seed=4)
+    assert session_config(model) == {"session.disable_quant_qdq": "1"}
+    so = session_options()
+    so.add_session_config_entry("session.disable_quant_qdq", "1")
+    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"],
+                         disabled_optimizers=set(optimizers_off(model)))  # fmt: skip
+    optimized = onnx.load(so.optimized_model_filepath)
+    assert "DequantizeLinear" not in {n.op_type for n in optimized.graph.node}  # folded
+    # the same values as dequantizing at every call (no optimization at all)
+    none = ort.SessionOptions()
+    none.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    per_call = ort.InferenceSession(model.SerializeToString(), none,
+                                    providers=["CPUExecutionProvider"])  # fmt: skip
+    x = np.random.default_rng(5).standard_normal((3, 256)).astype(np.float32)
+    assert same_bits(run(model, {"x": x})[0], per_call.run(None, {"x": x})[0])
+
+
+def test_int8_weights_too_large_for_float32_stay_int8() -> None:
+    big = TensorProto(name="w", data_type=TensorProto.INT8, dims=[1 << 15, 1 << 13])  # no data
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"]),
+         helper.make_node("MatMul", ["x", "wf"], ["y"])],
+        "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1 << 15])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1 << 13])],
+        initializer=[big, numpy_helper.from_array(np.float32(0.5), "s")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    assert FOLD_DEQUANTIZED_BELOW <= 4 * (1 << 28)  # a GiB as float32
+    assert session_config(model) == {}

@@ -58,9 +58,9 @@ def inference_session(
     model: ModelProto | str | os.PathLike[str], providers: Sequence[str] | None = None
 ) -> Any:
     """An onnxruntime session of ``model`` (a ModelProto or a path) made as run() makes its
-    own: :func:`session_options`, without the optimizers that would change its results
-    (``exporters.onnx._optimizers.optimizers_off``); a ModelProto's large weights are handed
-    to onnxruntime as arrays instead of being serialized with it."""
+    own: :func:`session_options` with the model's config entries, without the optimizers
+    that would change its results (``exporters.onnx._optimizers``); a ModelProto's large
+    weights are handed to onnxruntime as arrays instead of being serialized with it."""
     if isinstance(model, ModelProto):
         return _new_session(model, model, None, list(providers or _CPU_ONLY))
     path = os.fspath(model)
@@ -73,6 +73,8 @@ def _new_session(
     """A session of ``source`` (a path, or a ModelProto whose large weights go to onnxruntime
     as OrtValues: ``exporters/onnx/_skeleton.py``); ``proto`` is the model as read."""
     so = session_options()
+    for key, value in _optimizers.session_config(proto).items():
+        so.add_session_config_entry(key, value)
     off = set(_optimizers.optimizers_off(proto, folder))
     if isinstance(source, str):
         return ort.InferenceSession(source, so, providers=providers, disabled_optimizers=off)
