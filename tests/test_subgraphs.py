@@ -7,7 +7,6 @@ and size against the inlined version (benchmarks/subgraph_export.py prints the f
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import onnx
@@ -202,16 +201,12 @@ _SE = load_script("benchmarks/subgraph_export.py", "subgraph_export")
 def test_a_24_layer_transformer_from_one_layer_subgraph(tmp_path: object) -> None:
     cfg = _SE.Config(layers=24, d_model=32, n_head=4)
     weights = _SE.random_weights(cfg)
-    timed: dict[bool, float] = {}
+    # (export time, function against inlined, is measured by benchmarks/subgraph_export.py:
+    # a timed assertion here would fail on a loaded machine)
     models: dict[bool, onnx.ModelProto] = {}
     for functions in (True, False):
-        times = []
-        for _ in range(3):
-            g = _SE.build(cfg)
-            start = time.perf_counter()
-            models[functions] = export(g, weights=weights, functions=functions, check="full")
-            times.append(time.perf_counter() - start)
-        timed[functions] = min(times)
+        g = _SE.build(cfg)
+        models[functions] = export(g, weights=weights, functions=functions, check="full")
     fn, inline = models[True], models[False]
     layer_nodes = len(fn.functions[0].node)
     assert [n.op_type for n in fn.graph.node] == ["gpt2_layer"] * 24
@@ -222,7 +217,6 @@ def test_a_24_layer_transformer_from_one_layer_subgraph(tmp_path: object) -> Non
     calls = sum(n.ByteSize() for n in fn.graph.node)
     assert _SE.graph_bytes(fn) <= _SE.graph_bytes(one) + calls + 2000
     assert _SE.graph_bytes(inline) >= 20 * (_SE.graph_bytes(one) - 1000)
-    assert timed[True] < 0.8 * timed[False], timed
     x = np.random.default_rng(1).normal(size=(2, 5, 32)).astype(np.float32)
     a, b = run(fn, [x])[0], run(inline, [x])[0]
     assert a.tobytes() == b.tobytes()

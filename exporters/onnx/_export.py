@@ -227,7 +227,7 @@ def _export(
         env[node.id] = v
         dims.seen(node.type.shape, v.name)
     b.context = ""  # drop the reference to the last node (and through it, its graph)
-    if b.bypassed:
+    if b.bypassed or not b.exact:  # (exact=False leaves constants of left-out repairs)
         _drop_unused(b, [env[o.id].name for o in lowered.outputs])
     outputs = _name_outputs(b, lowered, env)
     model = b.model  # built in place (make_graph and make_model would copy every node)
@@ -276,13 +276,19 @@ def _drop_unused(b: Builder, outputs: list[str]) -> None:
             needed.update(n.input)
             if n.attribute and n.op_type in ("If", "Loop"):  # and what their subgraphs read
                 needed.update(outer_names([n]))
-    if len(keep) == len(b.nodes):
-        return
-    kept = [type(n)() for n in reversed(keep)]
-    for new, old in zip(kept, reversed(keep), strict=True):
-        new.CopyFrom(old)
-    del b.nodes[:]
-    b.nodes.extend(kept)
+    if len(keep) != len(b.nodes):
+        kept = [type(n)() for n in reversed(keep)]
+        for new, old in zip(kept, reversed(keep), strict=True):
+            new.CopyFrom(old)
+        del b.nodes[:]
+        b.nodes.extend(kept)
+    if any(t.name not in needed for t in b.initializers):  # constants nothing reads now
+        inits = [t for t in b.initializers if t.name in needed]
+        copies = [type(t)() for t in inits]
+        for new_t, old_t in zip(copies, inits, strict=True):
+            new_t.CopyFrom(old_t)
+        del b.initializers[:]
+        b.initializers.extend(copies)
 
 
 def _no_complex(what: str) -> str:
