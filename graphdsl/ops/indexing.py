@@ -327,7 +327,8 @@ def scatter_nd_add(input: Operand, updates: Operand, indices: Operand) -> Symbol
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("scatter_nd_add", input_types={"x": gd.TensorType(gd.int8, (2, 2))})
     >>> x, = g.inputs
-    >>> g.output(gd.ops.scatter_nd_add(x, np.array([7, 9], np.int8), np.array([[1], [1]])))
+    >>> u = np.array([[7, 7], [9, 9]], np.int8)  # two updates of row 1
+    >>> g.output(gd.ops.scatter_nd_add(x, u, np.array([[1], [1]])))
     >>> gd.evaluate(g, {"x": np.ones((2, 2), np.int8)})[0]
     array([[ 1,  1],
            [17, 17]], dtype=int8)
