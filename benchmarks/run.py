@@ -3,6 +3,7 @@
     pip install -e '.[bench]'
     python benchmarks/run.py            # everything; rewrites the table in benchmarks/README.md
     python benchmarks/run.py --quick    # smaller sizes, no README update
+    python benchmarks/run.py --inference  # only the inference benchmark (issue 18)
 
 For each graph (the promotion chain ``y = y * 1.0001 + n``, an MLP-like graph with bfloat16
 weights, a wide graph of literal-heavy expressions) every library builds the same
@@ -411,8 +412,12 @@ LIBS: dict[str, dict[str, Builder]] = {
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes; README not updated")
+    ap.add_argument("--inference", action="store_true",
+                    help="only the inference benchmark (benchmarks/inference.py)")  # fmt: skip
     args = ap.parse_args()
     q = args.quick
+    if args.inference:
+        return inference_section(q)
     sizes = {"chain": [2000] if q else [2000, 10000], "mlp": [20 if q else 50],
              "wide": [300 if q else 2000]}  # fmt: skip
     lines: list[str] = []
@@ -538,6 +543,7 @@ def main() -> int:
               f"{ort.__version__}, numpy {np.__version__}; {datetime.date.today()}.\n")  # fmt: skip
     report = header + "\n" + "\n".join(lines) + "\n"
     print(report)
+    inference_section(q)
     if not q:
         readme = os.path.join(HERE, "README.md")
         with open(readme) as f:
@@ -548,6 +554,38 @@ def main() -> int:
             f.write(text)
         progress(f"updated {readme}")
     return 0
+
+
+def inference_section(q: bool) -> int:
+    """benchmarks/inference.py's tables (issue 18): printed, and written between the
+    README's inference markers unless ``q``."""
+    import inference
+
+    lines, _ = inference.main(q, progress)
+    header = (f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python "
+              f"{platform.python_version()}; onnx {onnx.__version__}, onnxruntime "
+              f"{ort.__version__}, torch {_torch_version()}, numpy {np.__version__}; "
+              f"{datetime.date.today()}.\n")  # fmt: skip
+    report = header + "\n" + "\n".join(lines) + "\n"
+    print(report)
+    if not q:
+        readme = os.path.join(HERE, "README.md")
+        with open(readme) as f:
+            text = f.read()
+        start, end = "<!-- inference:start -->", "<!-- inference:end -->"
+        text = re.sub(f"{start}.*{end}", f"{start}\n{report}{end}", text, flags=re.S)
+        with open(readme, "w") as f:
+            f.write(text)
+        progress(f"updated {readme}")
+    return 0
+
+
+def _torch_version() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "not installed"
+    return str(torch.__version__)
 
 
 if __name__ == "__main__":
