@@ -352,6 +352,12 @@ def run(
     default provider is CPU; ``providers=["CUDAExecutionProvider",
     "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and a GPU are present and
     otherwise warns once and runs on CPU.
+
+    Sessions keep onnxruntime's graph optimizations (ORT_ENABLE_ALL) but those that would
+    change the model's results (exporters/onnx/_optimizers.py; docs/semantics.md lists
+    them); :func:`inference_session` makes the same session. A Graph is exported with
+    ``check=False`` (onnxruntime checks the model as it loads it), and a large model's
+    weights reach onnxruntime as arrays, not serialized (exporters/onnx/_skeleton.py).
     """
     global _last
     last = _last
