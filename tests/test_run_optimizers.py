@@ -37,7 +37,8 @@ import llama_block  # noqa: E402
 
 
 def with_optimizer(model: onnx.ModelProto, name: str) -> ort.InferenceSession:
-    """A session of ``model`` made as run() makes it, but with optimizer ``name`` back."""
+    """A session of ``model`` made as run() makes it, but with optimizer ``name`` back and
+    without run()'s session config entries (``session.disable_quant_qdq``)."""
     off = optimizers_off(model) - {name}
     return ort.InferenceSession(
         model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"],
@@ -291,4 +292,24 @@ def test_int8_weights_too_large_for_float32_stay_int8() -> None:
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     assert FOLD_DEQUANTIZED_BELOW <= 4 * (1 << 28)  # a GiB as float32
-    assert session_config(model) == {}
+    assert session_config(model) == {"session.disable_quant_qdq": "1"}
+    assert "ConstantFolding" in optimizers_off(model)  # dequantized at every call
+
+
+def test_qdq_optimizations_are_off_where_a_model_quantizes() -> None:
+    # found by the fuzzer: onnxruntime's Q/DQ passes put a QuantizeLinear/DequantizeLinear
+    # pair around the Unsqueeze, and QDQS8ToU8Transformer left the model unloadable
+    g = gd.Graph("dq", input_types={"q": gd.TensorType(gd.int8, (1, 1))})
+    scale = np.array([[0.5322265625]], np.float16)
+    zero = np.array([[60]], np.int8)
+    dq = gd.ops.dequantize(g.inputs[0], scale, zero, axis=1, block_size=3)
+    g.output(gd.ops.expand_dims(dq, (0, 1)))
+    model = export(g)
+    assert session_config(model) == {"session.disable_quant_qdq": "1"}
+    assert "ConstantFolding" not in optimizers_off(model)
+    q = np.array([[12]], np.int8)
+    want = np.array((12 - 60) * 0.5322265625, np.float16).reshape(1, 1, 1, 1)
+    assert same_bits(gd.evaluate(g, {"q": q})[0], want)
+    assert same_bits(run(model, {"q": q})[0], want)
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="QuantizeLinear"):
+        with_optimizer(model, "")  # every Q/DQ optimization on (session config not set)

@@ -72,30 +72,36 @@ SOMETIMES_OFF: dict[str, str] = {
 
 # dequantized constant weights up to this many float32 bytes are dequantized once, at load
 FOLD_DEQUANTIZED_BELOW = 1 << 30
+_QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
 def session_config(model: ModelProto) -> dict[str, str]:
-    """Session config entries for ``model``: ``session.disable_quant_qdq`` where its
-    DequantizeLinear nodes of constant weights dequantize to under
-    :data:`FOLD_DEQUANTIZED_BELOW` bytes. onnxruntime's Q/DQ optimizations are then off
-    (what they fuse computes otherwise: QDQSelectorActionTransformer above), and constant
-    folding, which leaves Q/DQ nodes alone for them, dequantizes those weights once when the
-    session starts instead of at every call, the same values from the same kernel: the
-    example int8 MLP runs 2.3x faster, as fast as its float32 form, at float32's memory for
-    those weights (larger models keep their weights int8 and dequantize per call)."""
+    """Session config entries for ``model``: ``session.disable_quant_qdq`` where it has
+    QuantizeLinear or DequantizeLinear nodes. onnxruntime's Q/DQ optimizations are then off:
+    they move Q/DQ pairs around other ops and run what they enclose in integer kernels
+    (QDQSelectorActionTransformer above), and QDQS8ToU8Transformer turned the
+    DequantizeLinear of an int8 input with a blocked float16 scale into a model that
+    fails to load (measured). It also lets constant folding, which leaves Q/DQ nodes to them
+    otherwise, dequantize constant weights once when the session starts instead of at every
+    call, the same values from the same kernel: the example int8 MLP runs 2.3x faster, as
+    fast as its float32 form, at float32's memory for those weights (see
+    :func:`optimizers_off` for larger ones)."""
+    if any(node.op_type in _QDQ for node, _ in _nodes(model.graph)):
+        return {"session.disable_quant_qdq": "1"}
+    return {}
+
+
+def _dequantized_bytes(model: ModelProto) -> int:
+    """float32 bytes of the constant weights that ``model`` dequantizes."""
     constants = {t.name: t for t in model.graph.initializer}
     total = 0
-    found = False
     for node, _ in _nodes(model.graph):
         if node.op_type == "DequantizeLinear" and node.input[0] in constants:
-            found = True
             count = 1
             for d in constants[node.input[0]].dims:
                 count *= d
             total += 4 * count
-    if found and total < FOLD_DEQUANTIZED_BELOW:
-        return {"session.disable_quant_qdq": "1"}
-    return {}
+    return total
 
 
 def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[str]:
@@ -103,6 +109,10 @@ def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[st
     :data:`SOMETIMES_OFF` that would change its results. ``folder`` holds its external data
     (a Conv filter stored there is read to check it)."""
     off = set(ALWAYS_OFF)
+    if _dequantized_bytes(model) >= FOLD_DEQUANTIZED_BELOW:
+        # int8 weights that would take this much memory as float32 stay int8 (dequantized
+        # at every call): constant folding is left out of such a model
+        off.add("ConstantFolding")
     if not _finite_conv_filters(model, folder):
         off.add("NchwcTransformer")
     if not _means_over_non_empty_axes(model):
