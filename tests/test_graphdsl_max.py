@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 import graphdsl as gd
-from exporters.onnx import export, providers_for, run
+from exporters.onnx import _run, export, providers_for, run
 from graphdsl.max import (
     ConvInputLayout,
     DeviceRef,
@@ -599,19 +600,27 @@ def test_devices_are_recorded() -> None:
     assert [n.op_type for n in export(g).graph.node] == ["Add", "Add", "Mul"]  # no transfer
 
 
-def test_providers_follow_the_devices() -> None:
-    """A graph with values on a GPU asks for CUDA first; onnxruntime falls back to CPU (with
-    a warning) where CUDA is not available."""
+def test_providers_follow_the_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph with values on a GPU asks for CUDA first, by default in run(); onnxruntime
+    falls back to CPU (with one warning) where CUDA is not available."""
     t = [TensorType(DType.float32, [2], GPU)]
     with Graph("gpu", input_types=t) as g:
         g.output(g.inputs[0] * 2)
     assert providers_for(g) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
     assert providers_for(graph((DType.float32, [2]))) == ["CPUExecutionProvider"]
     assert providers_for(gd.Graph("plain")) == ["CPUExecutionProvider"]
+    feed = [np.array([1.0, 2.0], np.float32)]
+    monkeypatch.setattr(_run, "_warned_fallback", False)  # run() warns once per process
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        assert run(g, feed)[0].tolist() == [2.0, 4.0]
+    else:
+        with pytest.warns(RuntimeWarning, match=r"\['CUDAExecutionProvider'\] are not available"):
+            assert run(g, feed)[0].tolist() == [2.0, 4.0]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # no CUDA here: one warning, CPU
-        out = run(g, [np.array([1.0, 2.0], np.float32)], providers=providers_for(g))
-    assert out[0].tolist() == [2.0, 4.0]
+        warnings.simplefilter("error")  # a CPU graph asks for nothing else
+        with graph((DType.float32, [2])) as cpu_graph:
+            cpu_graph.output(cpu_graph.inputs[0] + 1)
+        assert run(cpu_graph, feed)[0].tolist() == [2.0, 3.0]
 
 
 # ---------------------------------------------------------------------------- weights

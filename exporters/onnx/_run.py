@@ -16,6 +16,7 @@ import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx import _optimizers
+from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
 from exporters.onnx._files import external_data_problem, file_stamp, writes
 from exporters.onnx._skeleton import read_skeleton, split_weights
@@ -349,9 +350,10 @@ def run(
     its content (compared with a copy at each call: for big models, pass the Graph or the
     path). ``inputs`` is a dict by name or a list in order; they are
     checked (names, dtypes, shapes, symbolic dims) before onnxruntime sees them. The
-    default provider is CPU; ``providers=["CUDAExecutionProvider",
-    "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and a GPU are present and
-    otherwise warns once and runs on CPU.
+    default provider is CPU, or :func:`providers_for` of a Graph (CUDA first for a
+    graphdsl.max graph with values on ``DeviceRef.GPU()``); ``providers=
+    ["CUDAExecutionProvider", "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and
+    a GPU are present and otherwise warns once and runs on CPU.
 
     Sessions keep onnxruntime's graph optimizations (ORT_ENABLE_ALL) but those that would
     change the model's results (exporters/onnx/_optimizers.py; docs/semantics.md lists
@@ -368,7 +370,8 @@ def run(
             model = os.fspath(model)
         if isinstance(model, str) and not os.path.exists(model):
             raise RunError(f"no model file at {model!r}")
-        sess = _session_for(model, _providers(providers))
+        default = providers_for(model) if isinstance(model, Graph) else None
+        sess = _session_for(model, _providers(providers if providers is not None else default))
         _last = (model, providers, sess)
     try:
         feeds = sess.fast_feeds(inputs) if sess.plain else None
