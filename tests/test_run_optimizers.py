@@ -185,6 +185,23 @@ def test_nchwc_is_left_out_where_a_padded_filter_holds_inf(tmp_path: Path) -> No
         assert not np.array_equal(np.isnan(nchwc), np.isnan(want))
 
 
+def test_nchwc_is_left_out_where_a_filter_holds_nan(tmp_path: Path) -> None:
+    # found by the fuzzer: a window of padding only (the right column here) is NaN in the
+    # reference (0 * NaN), the bias alone in NCHWc
+    filt = np.array([np.nan, -1.875], np.float32).reshape(1, 1, 1, 2)  # RSCF: 2 outputs
+    g = gd.Graph("conv", input_types={"x": gd.TensorType(gd.float32, (1, 3, 3, 1))})
+    g.output(gd.ops.conv2d(g.inputs[0], filt, padding=(0, 0, 0, 1), bias=np.ones(2, np.float32)))
+    model = export(g)
+    assert "NchwcTransformer" in optimizers_off(model)
+    x = np.ones((1, 3, 3, 1), np.float32)
+    (want,) = gd.evaluate(g, {"x": x})
+    assert np.isnan(want[..., 0]).all() and not np.isnan(want[..., 1]).any()
+    assert same_bits(run(model, {"x": x})[0], want)
+    if _nchwc_runs(model, tmp_path):
+        nchwc = with_optimizer(model, "NchwcTransformer").run(None, {"x": x})[0]
+        assert not same_bits(nchwc, want)
+
+
 def test_nchwc_is_left_out_where_a_filter_is_computed() -> None:
     # channels first: the filter reaches Conv as it is (channels last transposes it)
     types = {"x": gd.TensorType(gd.float32, (1, 8, 6, 6)),

@@ -59,8 +59,9 @@ ALWAYS_OFF: dict[str, str] = {
 SOMETIMES_OFF: dict[str, str] = {
     "NchwcTransformer": (
         "runs a Conv with a constant filter in the NCHWc layout, which skips the zero "
-        "padding: a padded window of an infinite weight gives inf there, NaN (0 * inf) in the "
-        "reference; off where a Conv's filter holds inf or is computed"
+        "padding: an infinite weight over the padding gives inf there, NaN (0 * inf) in the "
+        "reference, and a NaN weight over a window of padding only gives the bias, NaN in the "
+        "reference; off where a Conv's filter holds inf or NaN, or is computed"
     ),
     "SimplifiedLayerNormFusion": (
         "fuses x / Sqrt(ReduceMean(x ** 2) + eps) into SimplifiedLayerNormalization, whose "
@@ -142,7 +143,7 @@ def _constants(model: ModelProto) -> dict[str, onnx.TensorProto]:
 
 
 def _finite_conv_filters(model: ModelProto, folder: str | None) -> bool:
-    """Does every Conv read a filter that is a graph input or a constant without inf?
+    """Does every Conv read a filter that is a graph input or a constant without inf or NaN?
 
     A filter computed in the graph could be folded into a constant by onnxruntime: unknown.
     """
@@ -165,7 +166,7 @@ def _finite_conv_filters(model: ModelProto, folder: str | None) -> bool:
                 weights = numpy_helper.to_array(tensor, base_dir=folder or "")
             except Exception:  # missing or unreadable data (onnx raises its ValidationError)
                 return False
-            if weights.dtype.kind == "f" and np.isinf(weights).any():
+            if weights.dtype.kind == "f" and not np.isfinite(weights).all():
                 return False
     return True
 
