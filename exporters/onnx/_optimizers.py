@@ -11,7 +11,10 @@ so every test run checks the list again. Measured on onnxruntime 1.32.
 Five are always off (:data:`ALWAYS_OFF`, with what each changes). Two change results only
 on some models, and cost much where they are left out (NCHWc convolutions run a CNN 1.4x
 faster; RMS norm fusion a Llama block about 5%), so they are left out only where they
-would: :func:`optimizers_off` reads the model.
+would: :func:`optimizers_off` reads the model. A model with Q/DQ nodes also gets
+``session.disable_quant_qdq`` (:func:`session_config`), which turns the Q/DQ passes off and
+lets constant folding dequantize constant weights once at load; where those would take
+1 GiB as float32, ConstantFolding is left out instead, to keep them int8.
 """
 
 from __future__ import annotations
