@@ -1,9 +1,10 @@
 """Inference speed of the example models (issue 18), side by side in one process.
 
 For each example model (MLP, GPT-2 block, Llama block, CNN, int8 MLP) and its float32 /
-bfloat16 / float16 variants, the median seconds per call, every model taking turns over
-interleaved rounds, all sessions on 1 thread (the machine's 2 cores are shared; the
-medians and the turns are there for the same reason):
+bfloat16 / float16 variants, the median seconds per call (3 passes over every model, each
+pass 11 rounds in which the ways of running one model take turns), all sessions on 1 thread
+(the machine's 2 cores are shared; the passes, medians and turns are there for the same
+reason):
 
 - ``run()``: ``exporters.onnx.run`` of the graph (its session options: ORT_ENABLE_ALL less
   the optimizers that change results, docs/semantics.md);
@@ -350,8 +351,10 @@ def _int8(layers: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Any:
 # ---------------------------------------------------------------------------- measuring
 
 
-def measure(case: Case, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Times and node counts of one case (see the module doc)."""
+def prepare(
+    case: Case, log: Callable[[str], None]
+) -> tuple[dict[str, Any], dict[str, Callable[[], object]]]:
+    """Node counts and deviations of one case, and the calls to time (see the module doc)."""
     row: dict[str, Any] = {"name": case.name, "note": case.note}
     g, feeds = case.graph, case.feeds
     model = export(g)
@@ -390,10 +393,9 @@ def measure(case: Case, rounds: int, log: Callable[[str], None]) -> dict[str, An
             except Exception as e:  # a module that does not export, or a model that cannot load
                 first = str(e).strip().splitlines()[0] if str(e).strip() else ""
                 row["torch_error"] = f"{type(e).__name__}: {first[:90]}"
-        log(f"{case.name}: timing {', '.join(fns)}")
-        gc.collect()
-        row["times"] = interleaved(fns, rounds)
-    return row
+        for fn in fns.values():  # every session made (and warm) inside one_thread()
+            fn()
+    return row, fns
 
 
 _START = """
@@ -445,7 +447,8 @@ def _ms(s: float) -> str:
 def report(rows: list[dict[str, Any]], start: dict[str, float] | None) -> list[str]:
     lines = ["### Inference: run() against a plain session, hand-written ONNX and "
              "torch.onnx.export (issue 18)\n",
-             "ms per call, median of interleaved rounds, 1 thread each. `ours`: the exported "
+             "ms per call, 1 thread each: the median of 3 passes over every model, each pass the "
+             "median of 11 interleaved rounds. `ours`: the exported "
              "model in a session with run()'s options; `hand` and `torch` with the same "
              "options. Deviation: largest |difference from gd.evaluate| over the output's "
              "largest magnitude.\n",
@@ -513,10 +516,26 @@ def targets(rows: list[dict[str, Any]], start: dict[str, float] | None) -> list[
 
 
 def main(quick: bool, log: Callable[[str], None]) -> tuple[list[str], dict[str, Any]]:
-    rows = []
+    """Every case prepared, then timed in ``passes`` passes over all of them (so that each
+    model's samples spread over the whole run, not one moment of the shared machine's
+    load), each pass ``rounds`` interleaved rounds; a time is the median of the passes'
+    medians."""
+    prepared = []
     for case in cases(quick):
         log(f"inference: {case.name}")
-        rows.append(measure(case, 7 if quick else 31, log))
+        prepared.append(prepare(case, log))
+    passes, rounds = (2, 5) if quick else (3, 11)
+    samples: list[dict[str, list[float]]] = [{} for _ in prepared]
+    for k in range(passes):
+        for (row, fns), times in zip(prepared, samples, strict=True):
+            log(f"pass {k + 1}/{passes}: timing {row['name']}: {', '.join(fns)}")
+            gc.collect()
+            for name, t in interleaved(fns, rounds).items():
+                times.setdefault(name, []).append(t)
+    rows = []
+    for (row, _), times in zip(prepared, samples, strict=True):
+        row["times"] = {name: statistics.median(ts) for name, ts in times.items()}
+        rows.append(row)
     log("inference: session start in fresh processes")
     start = session_start(3 if quick else 5)
     return report(rows, start), {"rows": rows, "start": start}
