@@ -19,7 +19,7 @@ import graphdsl as gd
 from exporters.onnx import RunError, export, inference_session, run
 from exporters.onnx._optimizers import optimizers_off
 from exporters.onnx._run import session_options
-from exporters.onnx._skeleton import KEEP_BELOW, read_skeleton, split_weights
+from exporters.onnx._skeleton import KEEP_BELOW, WALK_AT_MOST, read_skeleton, split_weights
 
 RNG = np.random.default_rng(0)
 
@@ -147,3 +147,22 @@ def test_a_large_exported_graph_runs_from_its_path_and_its_proto(tmp_path: Path)
     for source in (g, model, path):
         (got,) = run(source, {"x": x})
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_model_of_many_nodes_is_parsed_whole(tmp_path: Path) -> None:
+    # walking 2 us per field in Python loses to onnx's parser where nodes, not weights, fill
+    # the file: past WALK_AT_MOST fields the skeleton is onnx.load's model
+    n = WALK_AT_MOST + 1
+    nodes = [helper.make_node("Neg", [f"v{i}"], [f"v{i + 1}"]) for i in range(n)]
+    big = numpy_helper.from_array(np.ones(KEEP_BELOW, np.float32), "w")
+    nodes.append(helper.make_node("Add", [f"v{n}", "w"], ["y"]))
+    graph = helper.make_graph(
+        nodes, "long", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [KEEP_BELOW])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [KEEP_BELOW])], initializer=[big],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    path = str(tmp_path / "long.onnx")
+    onnx.save(model, path)
+    assert read_skeleton(path) == onnx.load(path)
+    x = np.full(KEEP_BELOW, 2.0, np.float32)
+    assert run(path, {"v0": x})[0].tolist() == [-1.0] * KEEP_BELOW  # 20001 negations, + 1
