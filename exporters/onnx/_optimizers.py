@@ -19,8 +19,6 @@ lets constant folding dequantize constant weights once at load; where those woul
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import onnx
 from onnx import ModelProto, numpy_helper
@@ -76,7 +74,6 @@ SOMETIMES_OFF: dict[str, str] = {
 
 # dequantized constant weights up to this many float32 bytes are dequantized once, at load
 FOLD_DEQUANTIZED_BELOW = 1 << 30
-_QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
 def session_config(model: ModelProto) -> dict[str, str]:
@@ -90,17 +87,20 @@ def session_config(model: ModelProto) -> dict[str, str]:
     call, the same values from the same kernel: the example int8 MLP runs 2.3x faster, as
     fast as its float32 form, at float32's memory for those weights (see
     :func:`optimizers_off` for larger ones)."""
-    if any(node.op_type in _QDQ for node, _ in _nodes(model.graph)):
+    found = _watched(model.graph)
+    if found["QuantizeLinear"] or found["DequantizeLinear"]:
         return {"session.disable_quant_qdq": "1"}
     return {}
 
 
-def _dequantized_bytes(model: ModelProto) -> int:
+def _dequantized_bytes(model: ModelProto, dequantizes: list[Found]) -> int:
     """float32 bytes of the constant weights that ``model`` dequantizes."""
+    if not dequantizes:
+        return 0
     constants = {t.name: t for t in model.graph.initializer}
     total = 0
-    for node, _ in _nodes(model.graph):
-        if node.op_type == "DequantizeLinear" and node.input[0] in constants:
+    for node, _ in dequantizes:
+        if node.input[0] in constants:
             count = 1
             for d in constants[node.input[0]].dims:
                 count *= d
@@ -113,26 +113,38 @@ def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[st
     :data:`SOMETIMES_OFF` that would change its results. ``folder`` holds its external data
     (a Conv filter stored there is read to check it)."""
     off = set(ALWAYS_OFF)
-    if _dequantized_bytes(model) >= FOLD_DEQUANTIZED_BELOW:
+    found = _watched(model.graph)
+    if _dequantized_bytes(model, found["DequantizeLinear"]) >= FOLD_DEQUANTIZED_BELOW:
         # int8 weights that would take this much memory as float32 stay int8 (dequantized
         # at every call): constant folding is left out of such a model
         off.add("ConstantFolding")
-    if not _finite_conv_filters(model, folder):
+    if not _finite_conv_filters(model, folder, found["Conv"]):
         off.add("NchwcTransformer")
-    if not _means_over_non_empty_axes(model):
+    if not _means_over_non_empty_axes(model, found["ReduceMean"]):
         off.add("SimplifiedLayerNormFusion")
     return frozenset(off)
 
 
-def _nodes(graph: onnx.GraphProto) -> Iterator[tuple[onnx.NodeProto, bool]]:
-    """Every node of ``graph`` and of its subgraphs, with whether it is in a subgraph."""
+Found = tuple[onnx.NodeProto, bool]  # a node, and whether it is in a subgraph
+_WATCHED = ("Conv", "ReduceMean", "QuantizeLinear", "DequantizeLinear")
+_SUBGRAPHS = frozenset({"If", "Loop", "Scan", "SequenceMap"})  # standard ops with graphs
+
+
+def _watched(graph: onnx.GraphProto, nested: bool = False) -> dict[str, list[Found]]:
+    """The nodes of the ops the checks read, in ``graph`` and its subgraphs, by op: one
+    pass (a million-node model is a few hundred ms of Python per pass)."""
+    found: dict[str, list[Found]] = {op: [] for op in _WATCHED}
     for node in graph.node:
-        yield node, False
-        for attr in node.attribute:
-            subgraphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
-            for sub in subgraphs:
-                for inner, _ in _nodes(sub):
-                    yield inner, True
+        op = node.op_type
+        hit = found.get(op)
+        if hit is not None:
+            hit.append((node, nested))
+        elif op in _SUBGRAPHS or node.domain not in ("", "ai.onnx"):
+            for attr in node.attribute:
+                for sub in [attr.g] if attr.HasField("g") else attr.graphs:
+                    for key, inner in _watched(sub, True).items():
+                        found[key] += inner
+    return found
 
 
 def _constants(model: ModelProto) -> dict[str, onnx.TensorProto]:
@@ -145,19 +157,16 @@ def _constants(model: ModelProto) -> dict[str, onnx.TensorProto]:
     return found
 
 
-def _finite_conv_filters(model: ModelProto, folder: str | None) -> bool:
+def _finite_conv_filters(model: ModelProto, folder: str | None, convs: list[Found]) -> bool:
     """Does every Conv read a filter that is a graph input or a constant without inf or NaN?
 
     A filter computed in the graph could be folded into a constant by onnxruntime: unknown.
     """
-    convs = [n for n, _ in _nodes(model.graph) if n.op_type == "Conv"]
     if not convs:
         return True
     constants = _constants(model)
     inputs = {i.name for i in model.graph.input} - set(constants)
-    for node, nested in _nodes(model.graph):
-        if node.op_type != "Conv":
-            continue
+    for node, nested in convs:
         name = node.input[1]
         if nested or (name not in inputs and name not in constants):
             return False
@@ -177,9 +186,8 @@ def _finite_conv_filters(model: ModelProto, folder: str | None) -> bool:
 _SMALL = 64  # initializers kept for shape inference (shape tensors and axes); others typed
 
 
-def _means_over_non_empty_axes(model: ModelProto) -> bool:
+def _means_over_non_empty_axes(model: ModelProto, means: list[Found]) -> bool:
     """Does every ReduceMean reduce axes whose sizes are static and positive?"""
-    means = [(n, nested) for n, nested in _nodes(model.graph) if n.op_type == "ReduceMean"]
     if not means:
         return True
     if any(nested for _, nested in means):
