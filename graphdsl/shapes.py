@@ -25,11 +25,13 @@ __all__ = [
     "broadcast_shapes",
     "derived_dim",
     "dim_factors",
+    "dim_poly",
     "dim_terms",
     "format_shape",
     "normalize_axes",
     "normalize_axis",
     "render_dim",
+    "render_poly",
     "shape_of",
     "sum_dims",
 ]
@@ -130,19 +132,29 @@ def num_elements(shape: Shape) -> int | None:
     return math.prod(int(d) for d in shape)
 
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# A symbolic dimension is a polynomial in its names: a sum of terms, each a rational coefficient
+# times a product of names raised to (possibly negative) powers. Its text form is what
+# render_poly writes and dim_poly reads: terms joined by "+", each "-"? then factors joined by
+# "*", then at most one "/" and the divisors ("n*2+m*3/2+-4"). A string that is not of that
+# form is a name of the user's own: one opaque factor.
+Term: TypeAlias = frozenset[tuple[str, int]]  # (name, power), powers non-zero
+Poly: TypeAlias = dict[Term, Fraction]  # term -> coefficient, coefficients non-zero
+
+_FACTOR = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+)"
+_PRODUCT = rf"{_FACTOR}(?:\*{_FACTOR})*"
+_TERM = re.compile(rf"-?{_PRODUCT}(?:/{_PRODUCT})?")
+_ONE: Term = frozenset()
 
 
 def dim_factors(d: Dim) -> tuple[Fraction, Counter[str]]:
-    """A dimension as coefficient * product of names / product of names (a name counts -1)."""
+    """A one-term dimension as coefficient * product of names / product of names (a name
+    counts -1); a sum, or a name of the user's own, is one opaque factor."""
     if isinstance(d, int):
         return Fraction(d), Counter()
-    coef, names = Fraction(1), Counter[str]()
-    parts = d.split("/")
-    tokens = [t for part in parts for t in part.split("*")]
-    if len(parts) > 2 or not all(_TOKEN.fullmatch(t) for t in tokens):
-        return coef, Counter({d: 1})  # a name of the user's own: one opaque factor
-    for sign, part in zip((1, -1), parts, strict=False):
+    if "+" in d or not _TERM.fullmatch(d):
+        return Fraction(1), Counter({d: 1})
+    coef, names = Fraction(-1 if d.startswith("-") else 1), Counter[str]()
+    for sign, part in zip((1, -1), d.lstrip("-").split("/"), strict=False):
         for t in part.split("*"):
             if t.isdigit():
                 coef = coef * int(t) if sign > 0 else coef / int(t)
@@ -151,23 +163,36 @@ def dim_factors(d: Dim) -> tuple[Fraction, Counter[str]]:
     return coef, names
 
 
-def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
-    """The dimension prod(numerator) / prod(denominator), in lowest terms.
+def dim_poly(d: Dim) -> Poly:
+    """Dimension ``d`` as a polynomial in its names (see the comment above)."""
+    if isinstance(d, int):
+        return {_ONE: Fraction(d)} if d else {}
+    terms = d.split("+")
+    if not all(_TERM.fullmatch(t) for t in terms):
+        return {frozenset({(d, 1)}): Fraction(1)}
+    poly: Poly = {}
+    for t in terms:
+        coef, names = dim_factors(t)
+        _add(poly, frozenset((k, v) for k, v in names.items() if v), coef)
+    return poly
 
-    Names cancel and integer factors reduce, so a whole result is an int:
 
-    >>> derived_dim(["batch", 4], [2]), derived_dim(["batch", 3], [2])
-    ('batch*2', 'batch*3/2')
-    >>> derived_dim(["batch*4"], [4]), derived_dim(["b", "t"], ["t"]), derived_dim(["n", 6], ["n"])
-    ('batch', 'b', 6)
-    """
-    coef, names = Fraction(1), Counter[str]()
-    for d, sign in [(d, 1) for d in numerator] + [(d, -1) for d in denominator]:
-        c, n = dim_factors(d)
-        coef = coef * c if sign > 0 else coef / c
-        for k, v in n.items():
-            names[k] += sign * v
-    return render_dim(coef, names)
+def _add(poly: Poly, term: Term, coef: Fraction) -> None:
+    total = poly.get(term, Fraction(0)) + coef
+    if total:
+        poly[term] = total
+    else:
+        poly.pop(term, None)
+
+
+def _times(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for ta, ca in a.items():
+        for tb, cb in b.items():
+            powers = Counter(dict(ta))
+            powers.update(dict(tb))
+            _add(out, frozenset((k, v) for k, v in powers.items() if v), ca * cb)
+    return out
 
 
 def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
@@ -175,6 +200,7 @@ def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
     coefficient is the static size 0 (``n*0`` is 0 whatever ``n`` is)."""
     if coef == 0:
         return 0
+    sign, coef = ("-" if coef < 0 else ""), abs(coef)
     up = [k for k, v in names.items() for _ in range(v)]
     down = [k for k, v in names.items() for _ in range(-v)]
     if coef.numerator != 1 or not up:
@@ -182,39 +208,69 @@ def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
     if coef.denominator != 1:
         down.append(str(coef.denominator))
     if not down and len(up) == 1 and up[0].isdigit():
-        return int(up[0])
-    text = "*".join(up)
+        return int(sign + up[0])
+    text = sign + "*".join(up)
     return f"{text}/{'*'.join(down)}" if down else text
+
+
+def render_poly(poly: Poly) -> Dim:
+    """A polynomial's text form (its constant term last); an int when it is constant."""
+    parts = [str(render_dim(c, Counter(dict(t)))) for t, c in poly.items() if t]
+    if not parts:
+        return int(poly.get(_ONE, 0))  # a constant polynomial is whole where dims are made
+    if _ONE in poly:
+        parts.append(str(render_dim(poly[_ONE], Counter())))
+    return "+".join(parts)
+
+
+def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
+    """The dimension prod(numerator) / prod(denominator), products distributed over sums and
+    written in lowest terms, so a whole result is an int:
+
+    >>> derived_dim(["batch", 4], [2]), derived_dim(["batch", 3], [2])
+    ('batch*2', 'batch*3/2')
+    >>> derived_dim(["batch*4"], [4]), derived_dim(["b", "t"], ["t"]), derived_dim(["n", 6], ["n"])
+    ('batch', 'b', 6)
+    >>> derived_dim(["n+1", 15], []), derived_dim(["n+1", "m"], ["n+1"])
+    ('n*15+15', 'm')
+
+    A division by a sum that does not cancel is kept whole, as one opaque name that no
+    sizes bind: ``derived_dim(["n"], ["n+1"])`` is ``'(n)/(n+1)'``.
+    """
+    num, den = [dim_poly(d) for d in numerator], [dim_poly(d) for d in denominator]
+    for p in list(den):  # a factor on both sides cancels, sums included
+        if p in num:
+            num.remove(p)
+            den.remove(p)
+    top: Poly = {_ONE: Fraction(1)}
+    for p in num:
+        top = _times(top, p)
+    bottom: Poly = {_ONE: Fraction(1)}
+    for p in den:
+        bottom = _times(bottom, p)
+    if len(bottom) != 1:  # a sum (or zero) below: not a polynomial
+        return f"({render_poly(top)})/({render_poly(bottom)})"
+    ((term, coef),) = bottom.items()
+    inverse: Poly = {frozenset((k, -v) for k, v in term): 1 / coef}
+    return render_poly(_times(top, inverse))
 
 
 def sum_dims(dims: Sequence[Dim]) -> Dim:
     """The dimension sum(dims) (concat's result), like terms added: an int when whole.
 
-    >>> sum_dims([2, 3]), sum_dims(["n", "n"]), sum_dims(["n", 3, "m*2", "n"])
-    (5, 'n*2', 'n*2+m*2+3')
+    >>> sum_dims([2, 3]), sum_dims(["n", "n"]), sum_dims(["n", 3, "m*2", "n"]), sum_dims(["n", -2])
+    (5, 'n*2', 'n*2+m*2+3', 'n+-2')
     """
-    terms: dict[frozenset[tuple[str, int]], Fraction] = {}
+    total: Poly = {}
     for d in dims:
-        for coef, names in dim_terms(d):
-            key = frozenset((k, v) for k, v in names.items() if v)
-            terms[key] = terms.get(key, Fraction(0)) + coef
-    constant = terms.pop(frozenset(), Fraction(0))
-    parts = [str(render_dim(c, Counter(dict(k)))) for k, c in terms.items() if c]
-    if constant or not parts:
-        parts.append(str(render_dim(constant, Counter())) if constant else "0")
-    if len(parts) == 1 and parts[0].lstrip("-").isdigit():
-        return int(parts[0])
-    return "+".join(parts)
+        for term, coef in dim_poly(d).items():
+            _add(total, term, coef)
+    return render_poly(total)
 
 
 def dim_terms(d: Dim) -> list[tuple[Fraction, Counter[str]]]:
     """A dimension as a sum of products (``'n*2+3'``), each as :func:`dim_factors` gives."""
-    if isinstance(d, str) and "+" in d and all(_TERM.fullmatch(t) for t in d.split("+")):
-        return [dim_factors(t) for t in d.split("+")]
-    return [dim_factors(d)]
-
-
-_TERM = re.compile(r"[A-Za-z0-9_*/]+")
+    return [(c, Counter(dict(t))) for t, c in dim_poly(d).items()] or [(Fraction(0), Counter())]
 
 
 def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
@@ -223,17 +279,17 @@ def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
 
     >>> bind_dim("batch*2", {"batch": 3}), bind_dim("b*3/2", {"b": 3}), bind_dim(4, {})
     (6, None, 4)
+    >>> bind_dim(derived_dim(["n+1", 15], []), {"n": 2}), bind_dim(sum_dims(["n", -2]), {"n": 5})
+    (45, 3)
     """
     if isinstance(d, int):
         return d
     if d in sizes:
         return sizes[d]
     total = Fraction(0)
-    for coef, names in dim_terms(d):
-        if names == Counter({d: 1}):  # an opaque name of the user's own, unbound
-            return None
+    for term, coef in dim_poly(d).items():
         value = coef
-        for name, power in names.items():
+        for name, power in term:
             if name not in sizes or (sizes[name] == 0 and power < 0):
                 return None
             value *= Fraction(sizes[name]) ** power

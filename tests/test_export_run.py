@@ -251,6 +251,20 @@ def test_outputs_named_in_order_whatever_makes_them() -> None:
         np.testing.assert_array_equal(got, want, strict=True)
 
 
+def test_a_flattened_concat_exports_its_size_distributed() -> None:
+    types = {"x": gd.TensorType(gd.float32, ("n", 3)), "y": gd.TensorType(gd.float32, (1, 3))}
+    g = gd.Graph("cat", input_types=types)
+    flat = gd.ops.reshape(gd.ops.concat(g.inputs, axis=0), (-1,))  # (n+1)*3 elements
+    g.output(flat, gd.ops.reshape(flat, (-1, 3)))
+    m = export(g, check="full")
+    assert m.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "n*3+3"
+    xs = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "y": np.ones((1, 3), np.float32)}
+    got, want = run(m, xs), gd.evaluate(g, xs)
+    assert [a.shape for a in got] == [(9,), (3, 3)]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b, strict=True)
+
+
 def test_derived_dimensions_export_and_run() -> None:
     g = gd.Graph("flat", input_types={"x": gd.TensorType(gd.float32, ("batch", 4))})
     x = g.inputs[0]

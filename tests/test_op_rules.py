@@ -27,6 +27,7 @@ from hypothesis.extra import numpy as hnp
 
 import graphdsl as gd
 from graphdsl import DType, Kind
+from graphdsl.shapes import bind_dim, derived_dim, sum_dims
 
 POLICIES = gd.policy_names()
 Scalar = bool | int | float | complex
@@ -740,6 +741,22 @@ def test_reshape_names_the_derived_dimension_in_lowest_terms(
     shape: tuple[int | str, ...], req: tuple[int | str, ...], want: tuple[int | str, ...]
 ) -> None:
     assert gd.ops.reshape(f32(shape), req).shape == want
+
+
+def test_a_product_distributes_over_a_summed_dimension() -> None:
+    # concat gives 'n+1'; flattening (n+1, 15) is (n+1)*15 = n*15+15 elements. It once read
+    # 'n+1*15', which binds to n+15 (a wrong size that reshape's check could not catch)
+    g = gd.Graph("s", input_types=[gd.TensorType(gd.float32, d) for d in (("n", 15), (1, 15))])
+    n1 = gd.ops.concat(g.inputs, axis=0)
+    flat = gd.ops.reshape(n1, (-1,))
+    assert flat.shape == ("n*15+15",)
+    assert bind_dim(flat.shape[0], {"n": 2}) == 45
+    assert gd.ops.reshape(flat, (-1, 15)).shape == ("n+1", 15)  # the sum cancels back
+    assert gd.ops.reshape(flat, (-1, 5)).shape == ("n*3+3", 5)
+    # a quotient by a sum that does not cancel stays whole: no sizes bind it
+    assert derived_dim(["n"], ["n+1"]) == "(n)/(n+1)"
+    assert bind_dim("(n)/(n+1)", {"n": 3}) is None
+    assert bind_dim(sum_dims(["n", -2]), {"n": 5}) == 3  # a negative constant term
 
 
 def test_derived_dimensions_compose_back_to_the_input_name() -> None:
