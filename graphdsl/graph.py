@@ -164,6 +164,8 @@ class Graph:
         self._derived = False
         self._literals: dict[tuple[type, object], Symbol] = {}
         self._rules: dict[tuple[str, tuple[TensorType, ...]], _Typing] = {}
+        # what a literal operand must fit, per (op, operand types) (see _literal_wants)
+        self._wants: dict[tuple[str, tuple[TensorType, ...]], tuple[DType | None, ...]] = {}
         # (id of a literal, dtype) pairs checked to fit; ids, because a tuple holding a Symbol
         # compares it with == on a hash collision, and == builds a node
         self._fits: set[tuple[int, DType]] = set()
@@ -374,30 +376,49 @@ class Graph:
         # A rule is a pure function of (policy, operand types, attributes): ops without
         # attributes are decided once per graph and operand types (a loop building the same
         # op repeats them), and their nodes share the resulting type objects.
-        hit = None if attrs else self._rules.get((op, types))
+        cached = not attrs
+        hit = self._rules.get((op, types)) if cached else None
         if hit is None:
             hit = self._rule(op, types, attrs, loc)
-            if not attrs:
+            if cached:
                 self._rules[(op, types)] = hit
                 attrs = _NO_ATTRS
-        in_dtypes, out, truthy = hit
-        common: DType | None = None
-        if any(s.op == "literal" for s in inputs):
-            # max-graph checks literals in the operands' common dtype (Policy.literal_dtype)
-            kept = [k for k in range(len(inputs)) if k not in truthy]
-            common = self.policy.literal_dtype(
-                [Promoted(types[k].dtype, types[k].ambiguous) for k in kept],
-                [in_dtypes[k] for k in kept],
-            )
+        in_dtypes, out, _ = hit
+        wants: tuple[DType | None, ...] | None = None
         for k, s in enumerate(inputs):
-            if s.op == "literal" and k not in truthy:
-                want = in_dtypes[k] if common is None else common
-                if (id(s), want) not in self._fits:
+            if s.op == "literal":
+                if wants is None:  # (the same for every node of this op on these types)
+                    wants = self._wants.get((op, types)) if cached else None
+                    if wants is None:
+                        wants = self._literal_wants(types, hit)
+                        if cached:
+                            self._wants[(op, types)] = wants
+                want = wants[k]
+                if want is not None and (id(s), want) not in self._fits:
                     self._check_literal(op, s, want, types, loc)
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
             _extension("warn_lossy")(sym)
         return sym
+
+    def _literal_wants(
+        self, types: tuple[TensorType, ...], typing: _Typing
+    ) -> tuple[DType | None, ...]:
+        """For each operand of an op typed ``typing`` on ``types``: the dtype a literal
+        there must fit (None for an operand taken by truth value). That is the dtype the op
+        computes it in, or, where the policy says so (max-graph: Policy.literal_dtype), the
+        operands' common dtype. A pure function of the policy, ``types`` and ``typing``, so
+        :meth:`_apply` keeps it with the rule's result for ops without attributes."""
+        in_dtypes, _, truthy = typing
+        kept = [k for k in range(len(types)) if k not in truthy]
+        common = self.policy.literal_dtype(
+            [Promoted(types[k].dtype, types[k].ambiguous) for k in kept],
+            [in_dtypes[k] for k in kept],
+        )
+        return tuple(
+            None if k in truthy else in_dtypes[k] if common is None else common
+            for k in range(len(types))
+        )
 
     def _operand(self, a: object, op: str, loc: Location | None) -> Symbol:
         """A non-Symbol operand as a symbol of this graph: a literal or a constant."""
@@ -557,6 +578,7 @@ class Graph:
         self.outputs = []
         self._literals = {}
         self._rules = {}
+        self._wants = {}
         self._fits = set()
 
     def copy(self, name: str | None = None) -> Graph:
