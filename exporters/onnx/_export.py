@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
@@ -34,6 +35,7 @@ MIN_OPSET = 18  # ReduceMax/ReduceMin take axes as an input, Bitwise* exist
 _FLOAT8_OPSET = 19
 IR_VERSION = 10  # onnxruntime 1.31 loads IR <= 10 models built with onnx 1.23
 EXTERNAL_DATA_THRESHOLD = 1 << 30  # constants above 1 GiB in all go to external data
+_FRESH_LIKE = re.compile(r".*_[0-9]+")  # the names Builder.fresh makes: f"{hint}_{count}"
 
 
 @functools.cache  # reading package metadata costs more than exporting a small graph
@@ -171,9 +173,17 @@ def _export(
     local = b.memo[FUNCTIONS] = Functions(opset, inline=not functions)
     declared = declared_weights(graph)
     bound = bind_weights(graph, declared, weights)
-    b.reserved = {*declared, *(s.attrs["name"] for s in lowered.inputs)}  # ONNX names taken
-    total = sum(n.attrs["value"].nbytes for n in lowered.nodes if n.op == "constant")
-    total += sum(n.dtype.np.itemsize * _count(n.shape) for n in lowered.nodes if n.op == "weight")
+    # ONNX names the graph takes (inputs, weights) that fresh() could make ('name_12'): it
+    # makes another name instead (an empty set spares every fresh name the lookup)
+    taken = (*declared, *(s.attrs["name"] for s in lowered.inputs))
+    b.reserved = {nm for nm in taken if _FRESH_LIKE.fullmatch(nm)}
+    total = 0  # bytes of constants and weights
+    for n in lowered.nodes:
+        op = n.op
+        if op == "constant":
+            total += n.attrs["value"].nbytes
+        elif op == "weight":
+            total += n.dtype.np.itemsize * _count(n.shape)
     large = total >= EXTERNAL_DATA_THRESHOLD or (files is not None and bool(declared))
     if large:
         if files is None:
