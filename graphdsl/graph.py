@@ -19,12 +19,14 @@ graph demo(%x: int16[n]) {
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import CodeType, FrameType
 from typing import Any
 
 import numpy as np
 
-from graphdsl._source import Location, user_location
+from graphdsl._source import _PKG, _SEEN, Location, user_location
 from graphdsl.builtin_policies import policy
 from graphdsl.dtypes import DType, dtype
 from graphdsl.literals import LiteralError, literal_fix, literal_problem
@@ -101,6 +103,36 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
     )
 
 
+# The call site of each op a user's code built, by (id of the code object, instruction offset):
+# a frame's f_lineno decodes its code's line table (close to a microsecond per node in a
+# build loop), its offset costs nothing. Each entry holds its code object, so the id stays its.
+_SITES: dict[tuple[int, int], tuple[CodeType, Location]] = {}
+_MAX_SITES = 1 << 16  # (emptied when full: a program that generates code keeps no more)
+
+
+def _location(frame: FrameType | None) -> Location | None:
+    """What :func:`graphdsl._source.user_location` gives when called in a graphdsl function
+    that ``frame``'s function called: the first frame from ``frame`` on (it, its caller...)
+    outside the graphdsl package, as the same interned Location."""
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PKG):
+            site = _SITES.get((id(code), frame.f_lasti))
+            if site is not None:
+                return site[1]
+            key = (code.co_filename, frame.f_lineno)
+            loc = _SEEN.get(key)
+            if loc is None:
+                loc = _SEEN[key] = Location(*key)
+            if len(_SITES) >= _MAX_SITES:
+                _SITES.clear()
+            _SITES[(id(code), frame.f_lasti)] = (code, loc)
+            return loc
+        frame = frame.f_back
+    return None
+
+
+_getframe = sys._getframe
 # the graphs of the enclosing ``with`` blocks, innermost last
 _CURRENT: list[Graph] = []
 # the graphs a branch or loop body is being traced in, innermost last (see Graph.tracing)
@@ -360,12 +392,25 @@ class Graph:
                 "(pass it as an input instead)"
             )
 
-    def _apply(self, op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbol:
-        """Build ``op`` on ``args``: operands become symbols, the type rule runs, checks."""
+    def _apply(
+        self,
+        op: str,
+        args: tuple[object, ...],
+        attrs: dict[str, Any],
+        caller: FrameType | None = None,
+    ) -> Symbol:
+        """Build ``op`` on ``args``: operands become symbols, the type rule runs, checks.
+
+        ``caller``: the frame of the code that called the graphdsl function calling this
+        (Symbol's operators pass it); the node's location is found from there on (from this
+        method's caller if not given), as :func:`~graphdsl._source.user_location` finds it.
+        """
+        if caller is None:
+            caller = _getframe(1)
         if _TRACING and _TRACING[-1] is not self and _TRACING[-1].encloses(self):
             # an op on values of the graphs around a branch being traced builds in the branch
-            return _TRACING[-1]._apply(op, args, attrs)
-        loc = user_location()
+            return _TRACING[-1]._apply(op, args, attrs, caller)
+        loc = _location(caller)
         inputs: list[Symbol] = []
         for a in args:
             if isinstance(a, Symbol) and a.graph is self:

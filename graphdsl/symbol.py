@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,9 @@ if TYPE_CHECKING:  # the graph imports this module; symbols only call their grap
 __all__ = ["Operand", "Scalar", "Symbol", "register_extension"]
 
 Scalar = bool | int | float | complex
+# the operators pass their caller's frame to Graph._apply, which finds the node's location
+# from there (a frame fewer to walk)
+_getframe = sys._getframe
 
 
 class Symbol:
@@ -131,100 +135,100 @@ class Symbol:
 
     # -- operators: all build nodes through gd.ops
     def __add__(self, o: Operand) -> Symbol:
-        return self.graph._apply("add", (self, o), {})
+        return self.graph._apply("add", (self, o), {}, _getframe(1))
 
     def __radd__(self, o: Operand) -> Symbol:
-        return self.graph._apply("add", (o, self), {})
+        return self.graph._apply("add", (o, self), {}, _getframe(1))
 
     def __sub__(self, o: Operand) -> Symbol:
-        return self.graph._apply("sub", (self, o), {})
+        return self.graph._apply("sub", (self, o), {}, _getframe(1))
 
     def __rsub__(self, o: Operand) -> Symbol:
-        return self.graph._apply("sub", (o, self), {})
+        return self.graph._apply("sub", (o, self), {}, _getframe(1))
 
     def __mul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mul", (self, o), {})
+        return self.graph._apply("mul", (self, o), {}, _getframe(1))
 
     def __rmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mul", (o, self), {})
+        return self.graph._apply("mul", (o, self), {}, _getframe(1))
 
     def __truediv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("div", (self, o), {})
+        return self.graph._apply("div", (self, o), {}, _getframe(1))
 
     def __rtruediv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("div", (o, self), {})
+        return self.graph._apply("div", (o, self), {}, _getframe(1))
 
     def __floordiv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("floordiv", (self, o), {})
+        return self.graph._apply("floordiv", (self, o), {}, _getframe(1))
 
     def __rfloordiv__(self, o: Operand) -> Symbol:
-        return self.graph._apply("floordiv", (o, self), {})
+        return self.graph._apply("floordiv", (o, self), {}, _getframe(1))
 
     def __mod__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mod", (self, o), {})
+        return self.graph._apply("mod", (self, o), {}, _getframe(1))
 
     def __rmod__(self, o: Operand) -> Symbol:
-        return self.graph._apply("mod", (o, self), {})
+        return self.graph._apply("mod", (o, self), {}, _getframe(1))
 
     def __pow__(self, o: Operand) -> Symbol:
-        return self.graph._apply("pow", (self, o), {})
+        return self.graph._apply("pow", (self, o), {}, _getframe(1))
 
     def __rpow__(self, o: Operand) -> Symbol:
-        return self.graph._apply("pow", (o, self), {})
+        return self.graph._apply("pow", (o, self), {}, _getframe(1))
 
     def __matmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("matmul", (self, o), {})
+        return self.graph._apply("matmul", (self, o), {}, _getframe(1))
 
     def __rmatmul__(self, o: Operand) -> Symbol:
-        return self.graph._apply("matmul", (o, self), {})
+        return self.graph._apply("matmul", (o, self), {}, _getframe(1))
 
     def __and__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_and", (self, o), {})
+        return self.graph._apply("bitwise_and", (self, o), {}, _getframe(1))
 
     def __rand__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_and", (o, self), {})
+        return self.graph._apply("bitwise_and", (o, self), {}, _getframe(1))
 
     def __or__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_or", (self, o), {})
+        return self.graph._apply("bitwise_or", (self, o), {}, _getframe(1))
 
     def __ror__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_or", (o, self), {})
+        return self.graph._apply("bitwise_or", (o, self), {}, _getframe(1))
 
     def __xor__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_xor", (self, o), {})
+        return self.graph._apply("bitwise_xor", (self, o), {}, _getframe(1))
 
     def __rxor__(self, o: Operand) -> Symbol:
-        return self.graph._apply("bitwise_xor", (o, self), {})
+        return self.graph._apply("bitwise_xor", (o, self), {}, _getframe(1))
 
     def __eq__(self, o: object) -> Symbol:  # type: ignore[override]
-        return self.graph._apply("equal", (self, o), {})
+        return self.graph._apply("equal", (self, o), {}, _getframe(1))
 
     def __ne__(self, o: object) -> Symbol:  # type: ignore[override]
-        return self.graph._apply("not_equal", (self, o), {})
+        return self.graph._apply("not_equal", (self, o), {}, _getframe(1))
 
     def __lt__(self, o: Operand) -> Symbol:
-        return self.graph._apply("less", (self, o), {})
+        return self.graph._apply("less", (self, o), {}, _getframe(1))
 
     def __le__(self, o: Operand) -> Symbol:
-        return self.graph._apply("less_equal", (self, o), {})
+        return self.graph._apply("less_equal", (self, o), {}, _getframe(1))
 
     def __gt__(self, o: Operand) -> Symbol:
-        return self.graph._apply("greater", (self, o), {})
+        return self.graph._apply("greater", (self, o), {}, _getframe(1))
 
     def __ge__(self, o: Operand) -> Symbol:
-        return self.graph._apply("greater_equal", (self, o), {})
+        return self.graph._apply("greater_equal", (self, o), {}, _getframe(1))
 
     def __neg__(self) -> Symbol:
-        return self.graph._apply("negative", (self,), {})
+        return self.graph._apply("negative", (self,), {}, _getframe(1))
 
     def __pos__(self) -> Symbol:
         return self
 
     def __abs__(self) -> Symbol:
-        return self.graph._apply("abs", (self,), {})
+        return self.graph._apply("abs", (self,), {}, _getframe(1))
 
     def __invert__(self) -> Symbol:
-        return self.graph._apply("bitwise_not", (self,), {})
+        return self.graph._apply("bitwise_not", (self,), {}, _getframe(1))
 
 
 Operand = Symbol | Scalar | np.ndarray | np.generic
