@@ -131,8 +131,8 @@ def test_cnn_example_runs_and_reports(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert re.search(r"graph cnn_nhwc: \d+ graphdsl nodes -> 40 ONNX nodes", out)
-    assert re.search(r"graph cnn_nchw: \d+ graphdsl nodes -> 34 ONNX nodes", out)
+    assert re.search(r"graph cnn_nhwc: \d+ graphdsl nodes -> 22 ONNX nodes", out)
+    assert re.search(r"graph cnn_nchw: \d+ graphdsl nodes -> 16 ONNX nodes", out)
     assert [int(n) for n in re.findall(r"Transpose nodes: (\d+)", out)] == [6, 0]
     errors = [float(e) for e in re.findall(r"max \|onnxruntime - evaluate\| = (\S+)", out)]
     assert len(errors) == 2 and max(errors) < 1e-5

@@ -7,11 +7,13 @@ exact widening of it) and has a kernel on the target, casts in, runs, and casts 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Sequence
 from typing import Any, BinaryIO, NamedTuple
 
+import ml_dtypes
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
@@ -59,6 +61,30 @@ class ExportError(TypeError):
 class V(NamedTuple):
     name: str
     dtype: DType
+
+
+# Where a result holds -0.0 only where an input does (Builder.no_negative_zero): ops that copy
+# values of their first input (Relu: max(x, +0.0) is -0.0 only for x = -0.0; MaxPool: the
+# window's elements), and sums (x + y is -0.0 only where both are, in every rounding mode
+# but toward -inf, which onnxruntime never uses)
+_SIGN_COPIES = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten",
+                          "Expand", "Tile", "Slice", "Gather", "GatherElements", "GatherND",
+                          "MaxPool", "Relu"})  # fmt: skip
+_SIGN_RULES = _SIGN_COPIES | {"Add", "Sum"}
+
+
+def _no_underflow(src: DType, dst: DType) -> bool:
+    """A cast from float ``src`` to float ``dst`` never rounds a non-zero value to zero: every
+    magnitude of ``src`` is at least ``dst``'s smallest subnormal."""
+    if dst.kind is not Kind.float:
+        return True
+    return bool(_tiny(dst) <= _tiny(src))
+
+
+@functools.cache
+def _tiny(d: DType) -> float:
+    info = ml_dtypes.finfo(d.np)  # type: ignore[no-untyped-call]
+    return float(info.smallest_subnormal)
 
 
 class Builder:
@@ -110,6 +136,10 @@ class Builder:
         n.output.append(out)
         if attrs:
             n.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items()))
+        if op in _SIGN_RULES and self.no_negative_zero:
+            s = self.no_negative_zero
+            if inputs[0] in s if op in _SIGN_COPIES else any(i in s for i in inputs):
+                s.add(out)
         return _V(V, (out, out_dtype))
 
     def const(self, value: Any, dt: DType, hint: str = "c") -> V:
@@ -156,8 +186,10 @@ class Builder:
                 hit = self._to_float8(v, dst)
             else:
                 hit = self.node("Cast", [v.name], to, "cast", to=onnx_type(dst))
-            if src.kind is not Kind.float or v.name in self.no_negative_zero:
-                self.no_negative_zero.add(hit.name)  # an integer converts to +0.0, never -0.0
+            if src.kind is not Kind.float or (
+                v.name in self.no_negative_zero and _no_underflow(src, dst)
+            ):  # an integer converts to +0.0, never -0.0; a tiny negative float may round to it
+                self.no_negative_zero.add(hit.name)
             self._casts[key] = hit
         return hit
 

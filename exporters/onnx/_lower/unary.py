@@ -83,10 +83,11 @@ def _relu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if x.dtype.kind is not Kind.float:
         return b.elementwise("Relu", args)
     # onnxruntime's Relu passes -0.0 through; max(x, 0) is +0.0 there (ONNX's reference):
-    # adding +0.0 turns -0.0 into +0.0 and changes nothing else
+    # adding +0.0 turns -0.0 into +0.0 and changes nothing else. Not needed where x holds no
+    # -0.0 (a convolution with a bias, a sum with such a value: Builder.no_negative_zero)
     f = T.float32 if x.dtype in NARROW else storage(x.dtype)
     r = b.elementwise("Relu", [b.cast(x, f)])
-    if not b.exact:
+    if not b.exact or r.name in b.no_negative_zero:
         return b.cast(r, x.dtype)
     return b.cast(b.node("Add", [r.name, b.scalar(0.0, f).name], f), x.dtype)
 

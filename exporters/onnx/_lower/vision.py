@@ -221,8 +221,11 @@ def _conv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if cd is not None:
         extra = {"output_padding": list(a["output_paddings"])} if transpose else {
             "group": int(a["groups"])}  # fmt: skip
-        r = b.node(key, [b.cast(v, cd).name for v in args], cd, strides=list(a["stride"]),
-                   dilations=list(a["dilation"]), pads=_pads(lo, hi), **extra)  # fmt: skip
+        ins = [b.cast(v, cd).name for v in args]
+        r = b.node(key, ins, cd, strides=list(a["stride"]), dilations=list(a["dilation"]),
+                   pads=_pads(lo, hi), **extra)  # fmt: skip
+        if len(ins) == 3 and ins[2] in b.no_negative_zero:
+            b.no_negative_zero.add(r.name)  # the sum of the products + a bias without -0.0
         return b.cast(r, out)
     # no kernel (float64): in the operands' dtype, with the sums in another order than the
     # reference's (within its tolerance)
@@ -335,25 +338,25 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         return b.cast(r, x.dtype)
     # onnxruntime's MaxPool skips NaN and keeps whichever of -0.0 and +0.0 it meets first
     # (measured: [1, nan] gives 1, [-0.0, +0.0] gives -0.0); the reference propagates NaN and
-    # orders -0.0 < +0.0. One more MaxPool over a code per element (2: NaN, 1: +0.0, 0:
-    # else) says which window holds a NaN or a +0.0; the result is r + 0.0 (a -0.0 made
-    # +0.0, nothing else changed) times -1 where r is zero and no +0.0 was there, times NaN
-    # where a NaN was there (times 1 elsewhere: exact). export(exact=False) repairs NaN only.
-    exact = bool(getattr(b, "exact", True))
+    # orders -0.0 < +0.0. One more MaxPool, of 1.0 where x is NaN, says which windows hold a
+    # NaN; a Where puts NaN there. Where x may hold -0.0 (and export(exact=True)), it pools a
+    # code per element instead (2: NaN, 1: +0.0, 0: else), which also says which windows
+    # hold a +0.0; the result is r + 0.0 (a -0.0 made +0.0, nothing else changed) times -1
+    # where r is zero and no +0.0 was there, times NaN where a NaN was there (else 1: exact).
+    nan = b.cast(b.node("IsNaN", [xc.name], T.bool), cd)  # 1.0 where NaN, else 0.0
+    if not b.exact or xc.name in b.no_negative_zero:  # NaN alone (no -0.0: no order of zeros)
+        any_nan = b.cast(_max_pool_native(b, node, nan), T.bool)
+        return b.cast(b.select(any_nan, b.scalar(np.nan, cd), r), x.dtype)
     zero, one = b.scalar(0.0, cd), b.scalar(1.0, cd)
-    code = b.node("Mul", [b.cast(b.node("IsNaN", [xc.name], T.bool), cd).name,
-                          b.scalar(2.0, cd).name], cd)  # fmt: skip
-    if exact:
-        inv = b.node("Div", [one.name, xc.name], cd)
-        positive_zero = b.node("And", [b.node("Equal", [xc.name, zero.name], T.bool).name,
-                                       b.node("Greater", [inv.name, zero.name], T.bool).name],
-                               T.bool)  # fmt: skip
-        code = b.node("Add", [code.name, b.cast(positive_zero, cd).name], cd)
+    inv = b.node("Div", [one.name, xc.name], cd)
+    positive_zero = b.node("And", [b.node("Equal", [xc.name, zero.name], T.bool).name,
+                                   b.node("Greater", [inv.name, zero.name], T.bool).name],
+                           T.bool)  # fmt: skip
+    code = b.node("Add", [b.node("Mul", [nan.name, b.scalar(2.0, cd).name], cd).name,
+                          b.cast(positive_zero, cd).name], cd)  # fmt: skip
     found = _max_pool_native(b, node, code)
     any_nan = b.node("Greater", [found.name, b.scalar(1.5, cd).name], T.bool)
     poison = b.node("Where", [any_nan.name, b.scalar(np.nan, cd).name, one.name], cd)
-    if not exact:
-        return b.cast(b.node("Mul", [r.name, poison.name], cd), x.dtype)
     any_positive_zero = b.node("Greater", [found.name, b.scalar(0.5, cd).name], T.bool)
     negative = b.node("And", [b.node("Equal", [r.name, zero.name], T.bool).name,
                               b.node("Not", [any_positive_zero.name], T.bool).name],
