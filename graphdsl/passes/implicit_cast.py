@@ -144,6 +144,10 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     """The implicit_cast rewrite of ``graph``, adding through ``rw`` (which may also fold)."""
     caster = _Caster(rw)
     m, add = rw.map, rw.add
+    # what the caster gave before, looked up here first: a literal's constant by (literal,
+    # dtype); a cast by (value, dtype) (only casts that are not shortened are kept by their
+    # value, so a hit is what caster.cast would give)
+    uses, casts = caster.uses, caster.casts
     converts_results = bool(graph.policy.op_rules)  # only op rules type results apart
     for node in graph.nodes:
         op = node.op
@@ -153,10 +157,14 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
         args = []
         for arg, want in zip(node.inputs, in_dtypes, strict=True):
             if arg.op == "literal":
-                args.append(caster.literal(arg, want))
+                hit = uses.get((id(arg), want))
+                args.append(caster.literal(arg, want) if hit is None else hit)
             else:
                 v = m[id(arg)]
-                args.append(v if v.type.dtype is want else caster.cast(v, want, node.loc))
+                if v.type.dtype is not want:
+                    hit = casts.get((id(v), want))
+                    v = caster.cast(v, want, node.loc) if hit is None else hit
+                args.append(v)
         typ = node.type
         if typ.ambiguous:  # its literals are constants now: nothing is ambiguous after this
             typ = TensorType(typ.dtype, typ.shape)

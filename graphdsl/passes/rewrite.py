@@ -88,10 +88,12 @@ class Rewriter:
                 if key is not None:
                     self.seen[key] = hit
             return hit
+        firsts = self.firsts
         at = inputs[0].id
-        slot = self.firsts[at]
+        slot = firsts[at]
         if slot is None:  # the first node with this first operand: nothing to compare
-            hit = self.firsts[at] = self._new(op, inputs, attrs, typ, in_dtypes, loc)
+            firsts.append(None)  # (self._new, inlined: most nodes come this way)
+            hit = firsts[at] = self.new._add(op, inputs, attrs, typ, in_dtypes, loc)
             return hit
         key = _cse_key(op, inputs, attrs, typ, in_dtypes)
         if isinstance(slot, Symbol):  # a second one: from now on, a dict by key
