@@ -417,8 +417,8 @@ class Graph:
                 inputs.append(a)
                 continue
             t = type(a)  # a Python float or int used before: its literal (see _literal's keys)
-            hit = self._literals.get((t, a)) if t is float or t is int else None
-            inputs.append(hit if hit is not None else self._operand(a, op, loc))
+            lit = self._literals.get((t, a)) if t is float or t is int else None
+            inputs.append(lit if lit is not None else self._operand(a, op, loc))
         types = tuple([s.type for s in inputs])
         # A rule is a pure function of (policy, operand types, attributes): ops without
         # attributes are decided once per graph and operand types (a loop building the same
