@@ -100,8 +100,10 @@ def test_entries_the_exporter_relies_on() -> None:
     assert cpu.has("MatMul", "INT64")  # integer sums: a MatMul with ones where it exists
     assert cpu.has("Where", "INT32") and not cpu.has("Where", "BOOL")
     assert not cpu.has("Mod", "FLOAT") and cpu.has("Mod_fmod", "FLOAT")
-    # structural ops need no table entry; where the table measures one, it is the word
-    assert cpu.has("Scan", "anything") and cuda.has("Gather", "FLOAT8E4M3FN")
+    # structural ops need no table entry; where the table lists one, it is the word (the
+    # CUDA table lists Gather's 13 types from the documentation: no float8)
+    assert cpu.has("Scan", "anything") and not cuda.has("Gather", "FLOAT8E4M3FN")
+    assert cuda.has("Gather", "BFLOAT16") and cuda.has("Shape", "FLOAT8E4M3FN")
     assert cpu.has("Gather", "FLOAT16") and not cpu.has("Gather", "FLOAT8E4M3FN")
     upcast = load_kernels("cpu").upcast_kernels
     assert upcast["Add"] == {"FLOAT16"}
@@ -134,3 +136,32 @@ def test_probe_script_writes_the_file(probe: Any) -> None:
     versions = {"onnx": prov["onnx"], "onnxruntime": prov["onnxruntime"]}
     written = dataclasses.replace(written, provenance={**written.provenance, **versions})
     assert dump_kernels(written).encode() == _file_bytes("cpu")
+
+
+def test_cuda_table_lists_every_op_the_exporter_emits() -> None:
+    """Each ONNX op type named in the lowerings' source (b.node("Conv", ...), keys such as
+    "Pad_reflect"; the Builder's own nodes are of these types too) has a row in cuda.json: no
+    node of a target='cuda' model is assumed to run (Target.has's structural ops included),
+    and a lowering that adds an op adds its row."""
+    import re
+
+    from onnx import defs
+
+    names = {s.name for s in defs.get_all_schemas_with_history() if s.domain == ""}
+    found = set()
+    for path in (ROOT / "exporters/onnx/_lower").glob("*.py"):
+        for literal in re.findall(r'"([A-Z][A-Za-z]*(?:_[a-z0-9]+)?)"', path.read_text()):
+            if literal.split("_")[0] in names:
+                found.add(literal)
+    cuda = load_kernels("cuda").kernels
+    assert {"Split", "LayerNormalization", "Gelu_tanh", "Pad_edge", "Trilu"} <= found
+    assert sorted(found - set(cuda) - {"Constant"}) == []
+    # the structural ops too, from the documentation's lists
+    assert {"Shape", "Gather", "Scan", "ConstantOfShape", "Slice", "If", "Loop"} <= set(cuda)
+    # rows the exporter relies on, as the documentation lists them at opset 21
+    assert cuda["LayerNormalization"] == {"BFLOAT16", "DOUBLE", "FLOAT", "FLOAT16"}
+    assert cuda["LogSoftmax"] == {"DOUBLE", "FLOAT", "FLOAT16"}  # no bfloat16
+    assert cuda["Conv"] == {"DOUBLE", "FLOAT", "FLOAT16"}  # [11, 21]; 22+ adds bfloat16
+    assert cuda["Pad"] == cuda["Pad_reflect"] == {"BOOL", "DOUBLE", "FLOAT", "FLOAT16"}
+    assert cuda["DequantizeLinear_bfloat16"] == frozenset()
+    assert "FLOAT8E4M3FN" in cuda["Shape"] and "FLOAT8E4M3FN" not in cuda["Split"]

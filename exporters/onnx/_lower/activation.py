@@ -4,7 +4,8 @@ onnxruntime's kernel tables (exporters/onnx/kernels/) have no Tan, Sinh, Cosh, A
 Atan or Atanh kernel (and ONNX has no Log1p or Expm1): each is composed from Exp, Log, Sin,
 Cos and arithmetic, in float64 for float32 and narrower floats (so that the composed errors
 stay within a few ulps of numpy's function), with the error bound beside it. Erf and Gelu
-have float32 kernels only: float64 composes them (Cody's rational approximations of erf).
+run their float32 kernels (float64 composes them: Cody's rational approximations of erf;
+narrow floats run in float32 unless the target's narrow kernel rounds once, CUDA's).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
 from exporters.onnx._lower.cast import convert
-from exporters.onnx._types import storage
+from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 from graphdsl.ops.activation import (
@@ -342,11 +343,13 @@ def _result(b: Builder, r: V, out: DType) -> V:
 def _erf(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # onnxruntime's Erf has a float32 kernel only, within an ulp of the exact erf over the
     # float32 grid (measured: every 37th float32 in [2**-126, 4] and its negative): float32
-    # and narrower run it (narrow ones in float32, rounded once). float64, and every dtype on
-    # targets without the kernel, run Cody's rationals in float64
+    # and narrower run it (narrow ones in float32, rounded once; on CUDA float16 and bfloat16
+    # run their own kernel, which computes erff in float32 and rounds once: Target.rounds_once).
+    # float64, and every dtype on targets without the kernel, run Cody's rationals in float64
     x, out = args[0], args[0].dtype
     if out.is_float and out is not T.float64 and b.target.has("Erf", "FLOAT"):
-        return b.elementwise("Erf", [x], narrow_in_f32=True)
+        narrow = not b.target.rounds_once("Erf", type_name(storage(out)))
+        return b.elementwise("Erf", [x], narrow_in_f32=narrow)
     return _result(b, _erf_f64(b, _wide(b, x)), out)
 
 
@@ -383,7 +386,9 @@ def _gelu_f64(b: Builder, x: V, approximate: str) -> V:
 @register("gelu")
 def _gelu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # onnxruntime's Gelu (opset 20; approximate "none" or "tanh") has a float32 kernel only:
-    # float32 and narrower run it (narrow ones in float32, rounded once). It computes
+    # float32 and narrower run it (narrow ones in float32, rounded once; CUDA's float16
+    # kernel of "none" computes in float32 and rounds once, so float16 runs it there:
+    # Target.rounds_once; its "tanh" and bfloat16 kernels round each step). It computes
     # x/2 * (1 + erf(x/sqrt 2)) (1 + tanh(...)) in float32, so below x = -3 or so the sum
     # cancels: measured within 4 ulps + 2 eps |x| of the reference on 3M float32 values
     # (0 below -5.4 where the reference is -1e-7 and smaller). float64, "quick" (ONNX has no
@@ -393,5 +398,6 @@ def _gelu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     key = "Gelu" if approximate == "none" else "Gelu_tanh"
     native = approximate != "quick" and out.is_float and out is not T.float64
     if native and b.target.has(key, "FLOAT"):
-        return b.elementwise("Gelu", [x], key=key, narrow_in_f32=True, approximate=approximate)
+        narrow = not b.target.rounds_once(key, type_name(storage(out)))
+        return b.elementwise("Gelu", [x], key=key, narrow_in_f32=narrow, approximate=approximate)
     return _result(b, _gelu_f64(b, _wide(b, x), approximate), out)

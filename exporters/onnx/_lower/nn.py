@@ -25,18 +25,31 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # zeros as int32/int64); signed products and sums wrap the same way: exact
         r = b.elementwise("MatMul", [b.cast(a, signed) for a in args], bits=True)
         return b.cast(r, args[0].dtype)
+    # narrow floats in float32 on every target: CUDA's half MatMul accumulates in float32 but
+    # may round split-K partial sums to the half type (exporters/onnx/_targets.py)
     return b.elementwise("MatMul", args, narrow_in_f32=True, bits=True)
+
+
+def _in_f32(b: Builder, op: str, x: V) -> bool:
+    """Must ``op`` on ``x`` run in float32 (narrow floats), or has the target a kernel of x's
+    own narrow dtype that computes in float32 and rounds once (Target.rounds_once)?"""
+    return not b.target.rounds_once(op, type_name(storage(x.dtype)))
 
 
 @register("softmax")
 def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    return b.elementwise("Softmax", args, narrow_in_f32=True, axis=int(node.attrs["axis"]))
+    # narrow floats in float32, rounded once; on CUDA float16 and bfloat16 run their own
+    # kernel, which does the same (exporters/onnx/_targets.py, ROUNDS_ONCE)
+    narrow = _in_f32(b, "Softmax", args[0])
+    return b.elementwise("Softmax", args, narrow_in_f32=narrow, axis=int(node.attrs["axis"]))
 
 
 @register("logsoftmax")
 def _logsoftmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"])
     x = args[0]
+    if not _in_f32(b, "LogSoftmax", x):  # CUDA's float16 kernel: float32 inside, one rounding
+        return b.elementwise("LogSoftmax", args, axis=axis)
     cd = T.float32 if x.dtype in NARROW else storage(x.dtype)
     if cd is not T.float64 and b.target.has("LogSoftmax", type_name(cd)):
         return b.elementwise("LogSoftmax", args, narrow_in_f32=True, axis=axis)

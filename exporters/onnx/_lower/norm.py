@@ -1,7 +1,10 @@
 """Lowerings of the normalizations (graphdsl.ops.norm).
 
 float32 and narrower floats compute in float32, as onnxruntime's kernels do, and round once
-to the result dtype; float64 computes in float64. layer_norm and group_norm run onnxruntime's
+to the result dtype; float64 computes in float64. On a target whose float16 / bfloat16
+LayerNormalization kernel computes in float32 and rounds once (Target.rounds_once: CUDA's),
+layer_norm of those dtypes runs that kernel on the narrow values themselves (one node, no
+Casts): the same float32 computation and rounding. layer_norm and group_norm run onnxruntime's
 LayerNormalization kernel in float32 (measured: a two-pass computation, the mean and then the
 mean of squared deviations, as the reference's): a row of 10001 +- 0.001 loses its float32
 digits to the mean (condition number mean|x| / sqrt(var + eps), which the matrix and fuzz
@@ -10,6 +13,11 @@ tolerances state), not more. Its float64 kernel takes epsilon as the float32 att
 is composed (ReduceMean, Sub, Mul, ReduceMean, Add, Sqrt, Div), as on targets without the
 kernel. ONNX's GroupNormalization has no kernel in the tables (onnxruntime expands it into a
 function): group_norm reshapes to [N, groups, rest] and normalizes the last axis.
+
+CUDA's LayerNormalization (onnxruntime/core/providers/cuda/nn/layer_norm_impl.cu, read, not
+measured) computes the mean and variance in one pass (Welford's update, float32 for float32
+and narrower) rather than two, and refuses a last axis of size 1 ("the size must not be 1",
+nn/layer_norm.cc): there a size-1 axis is composed.
 """
 
 from __future__ import annotations
@@ -18,8 +26,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from exporters.onnx._builder import Builder, V
+from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._types import type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 
@@ -39,11 +48,16 @@ def _epsilon(epsilon: float, f: DType) -> float:
 
 
 def _kernel(b: Builder, f: DType, size: int | str) -> bool:
-    """Does LayerNormalization run in ``f`` here (float32 with a kernel on the target), over a
-    last axis of ``size``? onnxruntime's fails on an empty one ("Size of X.shape[axis:] must
-    be at least 1"): a size that is not a static positive one is composed."""
-    kernel = f is T.float32 and b.target.has("LayerNormalization", "FLOAT")
-    return kernel and isinstance(size, int) and size > 0
+    """Does LayerNormalization run in ``f`` here (float32 with a kernel on the target, or a
+    narrow float whose kernel rounds once), over a last axis of ``size``? onnxruntime's CPU
+    kernel fails on an empty one ("Size of X.shape[axis:] must be at least 1"), its CUDA
+    kernel on a size of 1 too: a size that is not a static one above that is composed."""
+    if f is T.float32:
+        kernel = b.target.has("LayerNormalization", "FLOAT")
+    else:
+        kernel = b.target.rounds_once("LayerNormalization", type_name(f))
+    smallest = 2 if b.target.name == "cuda" else 1
+    return kernel and isinstance(size, int) and size >= smallest
 
 
 def _mean_last(b: Builder, x: V) -> V:
@@ -65,19 +79,23 @@ def _normalized(b: Builder, x: V, epsilon: float) -> V:
 
 
 def _layer_norm_kernel(b: Builder, x: V, scale: V, bias: V | None, epsilon: float) -> V:
-    """onnxruntime's LayerNormalization over the last axis of float32 ``x``."""
+    """onnxruntime's LayerNormalization over the last axis of ``x`` (float32, or a narrow
+    float whose kernel computes in float32), scale and bias of x's dtype."""
     inputs = [x.name, scale.name] + ([bias.name] if bias is not None else [])
-    eps = _epsilon(epsilon, T.float32)
-    return b.node("LayerNormalization", inputs, T.float32, axis=-1, epsilon=eps)
+    eps = _epsilon(epsilon, T.float32)  # the attribute is a float32 on every dtype
+    return b.node("LayerNormalization", inputs, x.dtype, axis=-1, epsilon=eps)
 
 
 @register("layer_norm")
 def _layer_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     out = args[0].dtype
+    epsilon = float(node.attrs["epsilon"])
+    size = node.inputs[0].shape[-1]
+    if out in NARROW and all(a.dtype is out for a in args) and _kernel(b, out, size):
+        return _layer_norm_kernel(b, args[0], args[1], args[2], epsilon)
     f = _compute(out)
     x, gamma, beta = (b.cast(a, f) for a in args)
-    epsilon = float(node.attrs["epsilon"])
-    if _kernel(b, f, node.inputs[0].shape[-1]):
+    if _kernel(b, f, size):
         return b.cast(_layer_norm_kernel(b, x, gamma, beta, epsilon), out)
     z = _normalized(b, x, epsilon)
     return b.cast(b.elementwise("Add", [b.elementwise("Mul", [z, gamma]), beta]), out)
