@@ -318,6 +318,7 @@ def vision_cases() -> list[Case]:
         Case("ConvTranspose", "ConvTranspose", with_filter),
         Case("MaxPool", "MaxPool", img, attrs={"kernel_shape": [2, 2]}),
         Case("AveragePool", "AveragePool", img, attrs={"kernel_shape": [2, 2]}),
+        Case("GlobalAveragePool", "GlobalAveragePool", img),
     ]
     pads = [i64("pads", [0, 0, 1, 1, 0, 0, 1, 1])]
     for mode in ("constant", "reflect", "edge"):

@@ -823,3 +823,38 @@ def test_measured_kernel_table_runs_natively() -> None:
             sess = ort.InferenceSession(m.SerializeToString(), so,
                                         providers=["CPUExecutionProvider"])  # fmt: skip
             assert sess.run(None, {"x": x})[0].dtype == x.dtype, (key, t)
+
+
+# ---------------------------------------------------------------------------- global pooling
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((2, 3, 4, 5), (2, 3)), ((2, 4, 5, 3), (1, 2)), ((2, 3, 7), (2,)), ((2, 4, 5, 3), (2, 1))],
+)
+@pytest.mark.parametrize("dt", [gd.float32, gd.float16])
+def test_a_mean_over_the_spatial_axes_is_a_global_average_pool(
+    shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, dt: gd.DType
+) -> None:
+    # over H and W of channels first (or, transposed, of channels last): GlobalAveragePool,
+    # which onnxruntime keeps in its blocked layout after a convolution
+    g = one_op(lambda v: gd.ops.mean(v, axis=axes, keepdims=keepdims), gd.TensorType(dt, shape))
+    got_ops = [n.op_type for n in export(g).graph.node]
+    assert "GlobalAveragePool" in got_ops and "ReduceMean" not in got_ops
+    x = np.random.default_rng(0).normal(size=shape).astype(dt.np)
+    x.reshape(-1)[[3, 40]] = [np.nan, np.inf]
+    want, got = both(g, x)
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(
+        np.isinf(got), np.isinf(want))  # fmt: skip
+    ok = np.isfinite(want)
+    # the same float32 sums in another order: within 4 float32 units in the last place of the
+    # largest mean, or one unit of float16 rounding
+    scale = float(np.max(np.abs(want[ok].astype(np.float64))))
+    tol = max(4 * float(np.finfo(np.float32).eps), float(np.finfo(dt.np).eps)) * scale
+    assert np.allclose(got[ok].astype(np.float64), want[ok].astype(np.float64), rtol=0, atol=tol)
+
+
+def test_a_mean_over_other_axes_stays_a_reduce_mean() -> None:
+    g = one_op(lambda v: gd.ops.mean(v, axis=(1, 3)), gd.TensorType(gd.float32, (2, 3, 4, 5)))
+    assert [n.op_type for n in export(g).graph.node] == ["ReduceMean"]

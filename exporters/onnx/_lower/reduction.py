@@ -19,7 +19,7 @@ from exporters.onnx._lower._common import (
     T,
     register,
 )
-from exporters.onnx._types import storage
+from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
 
@@ -128,6 +128,24 @@ def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         return x
     sizes = [node.inputs[0].shape[a] for a in axes]
     if all(isinstance(n, int) and n > 0 for n in sizes):
+        rank = node.inputs[0].rank
+        cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
+        spatial = sorted(axes)
+        first = spatial == list(range(2, rank))  # (N, C, *spatial)
+        last = spatial == list(range(1, rank - 1))  # (N, *spatial, C): transposed to the above
+        if rank >= 3 and (first or last) and b.target.has("GlobalAveragePool", type_name(cd)):
+            # the same sum and division, which onnxruntime runs in its blocked NCHWc layout
+            # after a convolution (its transpose optimizer cancels a channels-last model's
+            # transposes to and from channels first)
+            xc = b.cast(x, cd)
+            if last:
+                xc = b.node("Transpose", [xc.name], cd, perm=[0, rank - 1, *range(1, rank - 1)])
+            r = b.node("GlobalAveragePool", [xc.name], cd)
+            if not keep:
+                r = b.node("Reshape", [r.name, b.int64s([0, 0])], cd)
+            elif last:
+                r = b.node("Transpose", [r.name], cd, perm=[0, *range(2, rank), 1])
+            return b.cast(r, x.dtype)
         return _reduce_axes(b, "ReduceMean", x, axes, keep)
     # ONNX's ReduceMean of an empty set is 0; the reference's is NaN (numpy's): multiply by
     # n / n, which is 1 (exact) unless the reduced element count n is 0 at run time
