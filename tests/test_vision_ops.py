@@ -743,11 +743,16 @@ def test_lowerings_use_the_native_operators() -> None:
 
 
 def test_cuda_export_says_there_is_no_kernel() -> None:
-    g = one_op(lambda v: gd.ops.conv2d(v, np.ones((2, 2, 3, 3), np.float32),
-                                       input_layout="NCHW"),
-               gd.TensorType(gd.float32, (1, 2, 5, 5)))  # fmt: skip
-    with pytest.raises(ExportError, match="no kernel for Conv on float32"):
+    # CUDA has a float Conv (exporters/onnx/kernels/cuda.json), but no 8-bit reflecting Pad
+    conv = one_op(lambda v: gd.ops.conv2d(v, np.ones((2, 2, 3, 3), np.float32),
+                                          input_layout="NCHW"),
+                  gd.TensorType(gd.float32, (1, 2, 5, 5)))  # fmt: skip
+    assert [n.op_type for n in export(conv, target="cuda").graph.node] == ["Conv"]
+    g = one_op(lambda v: gd.ops.pad(v, [0, 0, 0, 0, 1, 1, 1, 1], mode="reflect"),
+               gd.TensorType(gd.int8, (1, 2, 5, 5)))  # fmt: skip
+    with pytest.raises(ExportError, match="no kernel for Pad_reflect on int8 on target 'cuda'"):
         export(g, target="cuda")
+    export(g, target="cpu")  # the CPU has one
 
 
 # ---------------------------------------------------------------------------- onnxruntime
