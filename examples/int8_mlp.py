@@ -8,7 +8,9 @@ its file size against the bytes of the int8 weights (and of the same weights in 
 the ONNX nodes and initializers, then runs it on onnxruntime for two batch sizes, compares
 with ``gd.evaluate`` and prints run times:
 
-- ``exporters.onnx.run``: DequantizeLinear of each int8 weight per call, then MatMul;
+- ``exporters.onnx.run``: onnxruntime's constant folding dequantizes each int8 weight once,
+  when the session starts (run() turns its Q/DQ fusions off, so that the product stays the
+  reference's float32 one; the file and the model stay int8), then MatMul per call;
 - a plain onnxruntime session with its default optimizations (the nodes it runs are
   printed): it fuses a DequantizeLinear + MatMul into MatMulNBits (the weight kept as 8
   bits), but where a bias follows, MatMul + Add become a Gemm first and DequantizeLinear
