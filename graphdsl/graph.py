@@ -20,6 +20,7 @@ graph demo(%x: int16[n]) {
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import CodeType, FrameType
 from typing import Any
@@ -105,8 +106,9 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
 
 # The call site of each op a user's code built, by (id of the code object, instruction offset):
 # a frame's f_lineno decodes its code's line table (close to a microsecond per node in a
-# build loop), its offset costs nothing. Each entry holds its code object, so the id stays its.
-_SITES: dict[tuple[int, int], tuple[CodeType, Location]] = {}
+# build loop), its offset costs nothing. An entry holds a weak reference to its code object
+# (a hit must still be that object: an id is reused once its object is freed).
+_SITES: dict[tuple[int, int], tuple[weakref.ref[CodeType], Location]] = {}
 _MAX_SITES = 1 << 16  # (emptied when full: a program that generates code keeps no more)
 
 
@@ -118,7 +120,7 @@ def _location(frame: FrameType | None) -> Location | None:
         code = frame.f_code
         if not code.co_filename.startswith(_PKG):
             site = _SITES.get((id(code), frame.f_lasti))
-            if site is not None:
+            if site is not None and site[0]() is code:
                 return site[1]
             key = (code.co_filename, frame.f_lineno)
             loc = _SEEN.get(key)
@@ -126,7 +128,7 @@ def _location(frame: FrameType | None) -> Location | None:
                 loc = _SEEN[key] = Location(*key)
             if len(_SITES) >= _MAX_SITES:
                 _SITES.clear()
-            _SITES[(id(code), frame.f_lasti)] = (code, loc)
+            _SITES[(id(code), frame.f_lasti)] = (weakref.ref(code), loc)
             return loc
         frame = frame.f_back
     return None
