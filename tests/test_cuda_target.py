@@ -5,13 +5,11 @@ float16 / bfloat16 ops whose CUDA kernel computes in float32 and rounds once
 CPU export is what it was. Where a CUDA model's every node also has a CPU kernel, onnxruntime's
 CPU provider runs it against gd.evaluate.
 
-The half GPT-2 block (issue 18; counted before this file's change on 70b65c4): target "cpu"
-61 nodes, 25 Casts (16 at run time, 9 of constants); target "cuda" failed to export (no
-Split kernel in the table). Now "cuda" gives 58 nodes, 22 Casts (15 at run time, 7 of
-constants): the first layer norm runs in the half type. The rest are float32 Adds and Muls
-of half values (exporters/onnx/_lower/elementwise.py computes narrow floats in float32 on
-every target; with Target.rounds_once asked there, as for the ops here, the block has 13
-Casts, 8 at run time) and the MatMuls, kept in float32 on purpose (_targets.py).
+The half GPT-2 block (issue 18; counted on 70b65c4, before the CUDA rows): target "cpu" 61
+nodes, 25 Casts (16 at run time, 9 of constants); target "cuda" failed to export (no Split
+kernel in the table). Now "cuda" gives 49 nodes, 13 Casts (8 at run time, 5 of constants):
+the first layer norm, the embedding sum and the biases' Adds run in the half type; the
+MatMuls stay float32 on purpose (_targets.py).
 """
 
 from __future__ import annotations
@@ -206,21 +204,21 @@ def test_half_gpt2_block_runs_its_layer_norm_in_the_half_type(half: str) -> None
     # float32 -inf of the causal mask makes the attention's output float32)
     assert _ln_inputs(cpu) == ["FLOAT", "FLOAT"]
     assert _ln_inputs(cuda) == [half.upper(), "FLOAT"]
-    # figures (module docstring): cpu 16 + 9 Casts, cuda 15 + 7 (13 once elementwise.py
-    # asks Target.rounds_once); MatMuls stay float32 on both
+    # figures (module docstring): cpu 16 + 9 Casts, cuda 8 + 5; MatMuls stay float32 on both
     assert casts(cpu) == (16, 9)
-    run_time, constant = casts(cuda)
-    assert run_time + constant <= 22 and run_time < 16 and constant < 9
-    assert len(cuda.graph.node) < len(cpu.graph.node) == 61
+    assert casts(cuda) == (8, 5)
+    assert len(cuda.graph.node) == 49 and len(cpu.graph.node) == 61
     ops = Counter(n.op_type for n in cuda.graph.node)
     assert ops["MatMul"] == 6 and ops["LayerNormalization"] == 2
 
 
-@pytest.mark.parametrize("half", list(HALF))
-def test_half_gpt2_block_for_cuda_runs_on_the_cpu_provider(half: str) -> None:
-    """Every node of the CUDA model has a CPU kernel too (onnxruntime's CPU LayerNormalization
-    of float16 / bfloat16 computes in float32, as CUDA's): the same values as the CPU model,
-    within float32 rounding of gd.evaluate."""
+def test_half_gpt2_block_for_cuda_runs_on_the_cpu_provider() -> None:
+    """Every node of the float16 CUDA model has a CPU kernel too (the bfloat16 one's half Adds
+    have none). onnxruntime's CPU float16 Add is not the correctly rounded sum everywhere
+    (measured: 763 of the 2,688 elements of the block's (2, 7, 192) + (192,) bias sum one
+    unit off, where CUDA's __hadd rounds to nearest), so the CPU provider's run is within
+    float16 rounding of gd.evaluate, not bit for bit."""
+    half = "float16"
     g = _gpt2(HALF[half])
     ids = np.random.default_rng(0).integers(0, GPT2.Config().vocab, (2, 7))
     (want,) = gd.evaluate(g, {"ids": ids})
@@ -231,10 +229,11 @@ def test_half_gpt2_block_for_cuda_runs_on_the_cpu_provider(half: str) -> None:
         model = export(g, target=target).SerializeToString()
         session = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
         got[target] = session.run(None, {"ids": ids})[0]
-    np.testing.assert_array_equal(got["cuda"], got["cpu"])
     scale = float(np.abs(want).max())
     atol = 64 * np.finfo(np.float32).eps * scale  # as tests/test_half_casts.py
-    np.testing.assert_allclose(got["cuda"], want, rtol=0, atol=atol)
+    np.testing.assert_allclose(got["cpu"], want, rtol=0, atol=atol)
+    # a few float16 units in the last place of the output's scale (measured: 0.26)
+    np.testing.assert_allclose(got["cuda"], want, rtol=0, atol=4 * np.finfo(np.float16).eps * scale)
 
 
 def _one_op(fn: Callable[[gd.Symbol], gd.Symbol], dt: gd.DType, shape: tuple[int, ...]) -> gd.Graph:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from exporters.onnx._builder import Builder, V
+from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 from graphdsl.shapes import dim_terms, render_dim
@@ -139,6 +140,9 @@ def register(*names: str) -> Callable[[Lowering], Lowering]:
 
 def simple(onnx_op: str, *, narrow: bool = True, bits: bool = False) -> Lowering:
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-        return b.elementwise(onnx_op, args, narrow_in_f32=narrow, bits=bits)
+        # a graphdsl op whose result the reference rounds once: in the half type itself where
+        # the target's kernel computes in float32 and rounds once (Target.rounds_once)
+        native = narrow and b.target.rounds_once(onnx_op, type_name(storage(args[0].dtype)))
+        return b.elementwise(onnx_op, args, narrow_in_f32=narrow and not native, bits=bits)
 
     return lower

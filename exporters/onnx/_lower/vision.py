@@ -302,11 +302,17 @@ def _pool_windows(b: Builder, node: Symbol, x: V, fill: object) -> V:
                         lo, hi, fill)  # fmt: skip
 
 
+def _explicit_pads(node: Symbol) -> bool:
+    """Pads as large as the kernel, which onnxruntime's MaxPool refuses: a Pad makes them."""
+    kernel, _, _, lo, hi = _pool_attrs(node)
+    return not all(p < k for p, k in zip([*lo, *hi], kernel * 2, strict=True))
+
+
 def _max_pool_native(b: Builder, node: Symbol, x: V) -> V:
     """MaxPool over ``x`` (of a dtype with a kernel): padding the reference's -inf (lowest)
     explicitly where onnxruntime refuses pads as large as the kernel."""
     kernel, strides, dils, lo, hi = _pool_attrs(node)
-    if all(p < k for p, k in zip([*lo, *hi], kernel * 2, strict=True)):
+    if not _explicit_pads(node):
         return b.node("MaxPool", [x.name], x.dtype, kernel_shape=kernel, strides=strides,
                       dilations=dils, pads=_pads(lo, hi))  # fmt: skip
     lowest = -np.inf if x.dtype.kind is Kind.float else x.dtype.min
@@ -328,8 +334,7 @@ def _nan_where_nan_in_window(b: Builder, node: Symbol, x: V, r: V) -> V:
     it are 1.45x, each layout change a pass over x). Else, that MaxPool of IsNaN(x)."""
     cd = x.dtype
     kernel, strides, dils, lo, hi = _pool_attrs(node)
-    if not (_has(b, "AveragePool", cd) and all(d == 1 for d in dils)
-            and all(p < k for p, k in zip([*lo, *hi], kernel * 2, strict=True))):  # fmt: skip
+    if not _has(b, "AveragePool", cd) or any(d != 1 for d in dils) or _explicit_pads(node):
         nan = b.cast(b.node("IsNaN", [x.name], T.bool), cd)
         any_nan = b.cast(_max_pool_native(b, node, nan), T.bool)
         return b.select(any_nan, b.scalar(np.nan, cd), r)
@@ -350,6 +355,13 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
     src = storage(x.dtype)
     cd = _compute(b, "MaxPool", src, [_EXACT_IN_FLOAT[src]] if src in _EXACT_IN_FLOAT else [])
+    if cd is not None and _explicit_pads(node) and not _has(b, "Pad", cd):
+        # pads as large as the kernel are a Pad first (CUDA: an 8-bit MaxPool, no 8-bit Pad):
+        # a wider float that holds every value and has both kernels
+        cd = next((c for c in (T.float16, T.float32, T.float64)
+                   if src.bits < c.bits and _has(b, "MaxPool", c) and _has(b, "Pad", c)
+                   and b.target.has_cast(type_name(src), type_name(c))
+                   and b.target.has_cast(type_name(c), type_name(src))), None)  # fmt: skip
     if cd is None:  # int64, uint64: the windows' elementwise Max, exactly
         if not _has(b, "Max", src):
             raise _no_kernel(b, "MaxPool", src)
