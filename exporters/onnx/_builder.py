@@ -136,10 +136,13 @@ class Builder:
         n.output.append(out)
         if attrs:
             n.attribute.extend(helper.make_attribute(k, v) for k, v in sorted(attrs.items()))
-        if op in _SIGN_RULES and self.no_negative_zero:
-            s = self.no_negative_zero
-            if inputs[0] in s if op in _SIGN_COPIES else any(i in s for i in inputs):
-                s.add(out)
+        s = self.no_negative_zero
+        if (
+            s
+            and op in _SIGN_RULES
+            and (inputs[0] in s if op in _SIGN_COPIES else not s.isdisjoint(inputs))
+        ):
+            s.add(out)
         return _V(V, (out, out_dtype))
 
     def const(self, value: Any, dt: DType, hint: str = "c") -> V:

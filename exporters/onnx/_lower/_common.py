@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from exporters.onnx._builder import Builder, V
+from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
@@ -142,7 +142,11 @@ def simple(onnx_op: str, *, narrow: bool = True, bits: bool = False) -> Lowering
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # a graphdsl op whose result the reference rounds once: in the half type itself where
         # the target's kernel computes in float32 and rounds once (Target.rounds_once)
-        native = narrow and b.target.rounds_once(onnx_op, type_name(storage(args[0].dtype)))
+        native = (
+            narrow
+            and args[0].dtype in NARROW
+            and b.target.rounds_once(onnx_op, type_name(storage(args[0].dtype)))
+        )
         return b.elementwise(onnx_op, args, narrow_in_f32=narrow and not native, bits=bits)
 
     return lower
