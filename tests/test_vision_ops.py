@@ -863,3 +863,19 @@ def test_a_mean_over_the_spatial_axes_is_a_global_average_pool(
 def test_a_mean_over_other_axes_stays_a_reduce_mean() -> None:
     g = one_op(lambda v: gd.ops.mean(v, axis=(1, 3)), gd.TensorType(gd.float32, (2, 3, 4, 5)))
     assert [n.op_type for n in export(g).graph.node] == ["ReduceMean"]
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_max_pool_nan_windows_with_infinities_of_both_signs(exact: bool) -> None:
+    # the NaN windows are found as those whose mean of x * x is NaN (exporters/onnx/_lower/
+    # vision.py): a window of +inf and -inf has an infinite mean there, not NaN, and its max
+    # is +inf; with a NaN too, NaN
+    g = one_op(lambda v: gd.ops.max_pool2d(v, (2, 2), stride=2, input_layout="NCHW"),
+               gd.TensorType(gd.float32, (1, 1, 2, 8)))  # fmt: skip
+    inf, nan = np.inf, np.nan
+    x = np.array([[[[inf, -inf, nan, inf, -inf, 1.0, 3e38, 3e38],
+                    [-inf, inf, -inf, 2.0, -inf, -inf, 3e38, 3e38]]]], np.float32)  # fmt: skip
+    want = gd.evaluate(g, [x])[0]
+    np.testing.assert_array_equal(want, np.array([[[[inf, nan, 1.0, 3e38]]]], np.float32))
+    got = run(export(g, exact=exact), [x])[0]
+    np.testing.assert_array_equal(got, want)

@@ -43,7 +43,8 @@ ALWAYS_OFF: dict[str, str] = {
     ),
     "NoopElimination": (
         "drops x + 0, x - 0, x * 1 and x / 1, but -0.0 + 0 is +0.0: the exporter's zero-sign "
-        "repairs (relu, max, max_pool2d and narrow floats computed in float32) add 0"
+        "repairs (relu, max, max_pool2d and narrow floats computed in float32) add 0, where "
+        "the value may hold -0.0 (not after a convolution with a bias, for one)"
     ),
     "NotWhereFusion": (
         "turns Where(Not(c), a, b) into Where(c, b, a); onnxruntime's Where loses -0.0 from "
