@@ -186,6 +186,7 @@ def export_onnx(
         {axis: torch.export.Dim(dim, min=1) for axis, dim in dynamic.get(n, {}).items()}
         for n in names
     )  # fmt: skip
+    module.eval()  # inference (these modules have no dropout or batch norm: no difference)
     program = torch.onnx.export(module, example, input_names=names, dynamic_shapes=shapes,
                                 verbose=False)  # fmt: skip
     assert program is not None
