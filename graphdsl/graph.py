@@ -431,7 +431,8 @@ class Graph:
             hit = self._rule(op, types, attrs, loc)
             if cached:
                 self._rules[(op, types)] = hit
-                attrs = _NO_ATTRS
+        if cached:
+            attrs = _NO_ATTRS  # every node without attributes shares one read-only mapping
         in_dtypes, out, _ = hit
         wants: tuple[DType | None, ...] | None = None
         for k, s in enumerate(inputs):

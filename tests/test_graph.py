@@ -754,8 +754,12 @@ def test_nodes_without_attributes_share_a_read_only_mapping() -> None:
     x = g.inputs[0]
     a, b = x * 2, gd.ops.exp(x)
     assert a.attrs is b.attrs and not a.attrs
+    c = x * 3  # the rule comes from the graph's memo: the node shares the mapping all the same
+    assert c.attrs is a.attrs
     with pytest.raises(TypeError):
         a.attrs["to"] = gd.int8
+    with pytest.raises(TypeError):
+        c.attrs["to"] = gd.int8
     # a rule that fills in defaults keeps its own dict (sum over all axes records them)
     s = gd.ops.sum(x)
     assert s.attrs is not a.attrs and s.attrs and not a.attrs
