@@ -81,7 +81,7 @@ def test_every_max_op_is_covered_or_named_missing() -> None:
     names = set(RECORDED["ops"])
     assert set(ops.__all__) | set(ops.MISSING) == names
     assert not set(ops.__all__) & set(ops.MISSING)
-    assert (len(ops.__all__), len(ops.MISSING), len(names)) == (97, 36, 133)
+    assert (len(ops.__all__), len(ops.MISSING), len(names)) == (98, 35, 133)
 
 
 @pytest.mark.parametrize("name", COVERED)
@@ -514,6 +514,36 @@ def test_control_flow_keeps_maxs_types() -> None:
             ops.cond(p, None, lambda: None, lambda: None)
         with pytest.raises(OpTypeError, match="loop variable 0 starts as float16"):
             ops.while_loop(h, lambda v: ops.sum(v, 0)[0] < 10, lambda v: v.cast(DType.float32))
+
+
+def test_subgraphs_are_added_and_called_as_in_max() -> None:
+    """graph.add_subgraph (by forward or in a with block) and ops.call, which returns a list:
+    one ONNX local function, called twice; weights are arguments."""
+    t = TensorType(DType.float32, ["n", 3], CPU)
+    w = np.arange(9, dtype=np.float32).reshape(3, 3) / 8
+    with graph((DType.float32, ["n", 3])) as g:
+        (x,) = g.inputs
+        wt = TensorType(DType.float32, [3, 3], CPU)
+        with g.add_subgraph("layer", input_types=[t, wt]) as layer:
+            v, m = layer.inputs
+            layer.output(ops.relu(v @ m) + 1)
+        double = g.add_subgraph("double", lambda v: v * 2, input_types=[t])
+        weight = ops.constant(w, DType.float32, CPU)
+        (h,) = ops.call(layer, x, weight)
+        (h,) = ops.call(layer, h, weight)
+        out = ops.call(double, h)
+        assert isinstance(out, list) and isinstance(out[0], TensorValue)
+        g.output(out[0])
+        with pytest.raises(UnsupportedError, match=r"prefix='layer0\.'"):
+            ops.call(layer, x, weight, prefix="layer0.")
+    a = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    one = np.maximum(a @ w, 0) + 1
+    want = 2 * (np.maximum(one @ w, 0) + 1)
+    model = export(g)
+    assert sorted(f.name for f in model.functions) == ["double", "layer"]
+    assert [n.op_type for n in model.graph.node].count("layer") == 2
+    for got in (evaluate(g, a), run(model, [a])):
+        np.testing.assert_allclose(got[0], want, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------- constants

@@ -1,4 +1,5 @@
-"""MAX's control flow over graphdsl's (``graphdsl.max.ops``): ``cond`` and ``while_loop``.
+"""MAX's control flow over graphdsl's (``graphdsl.max.ops``): ``cond``, ``while_loop`` and
+``call`` (of a subgraph).
 
 graphdsl types a ``cond``'s results as the joins of its branches' types and a loop's
 variables as the least fixed point of its body; MAX asks each branch to give ``out_types``
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import graphdsl.ops as gd
-from graphdsl.graph import Symbol
+from graphdsl.graph import Graph, Symbol
 from graphdsl.max._common import _value
 from graphdsl.max._graph import TensorValue, _tv
 from graphdsl.max._types import TensorType, UnsupportedError
@@ -64,3 +65,17 @@ def while_loop(
                 f"{r.type}; MAX keeps each loop variable's type: cast in the body"
             )
     return [_tv(r) for r in results]
+
+
+def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
+    """The results of subgraph ``graph`` (``Graph.add_subgraph``) on ``args``, as a list
+    (graphdsl's ``call``: one ONNX local function, called once per call). ``prefix``
+    names a subgraph's weights in MAX; a graphdsl subgraph has none (weights are
+    arguments), so only ``""`` is accepted."""
+    if prefix:
+        raise UnsupportedError(
+            f"call: prefix={prefix!r} names the weights of a subgraph in MAX; a graphdsl "
+            "subgraph reads only its inputs: pass the weights as arguments, without a prefix"
+        )
+    got = gd.call(graph, *[_value(a, "call") for a in args])
+    return [_tv(r) for r in (got if isinstance(got, list) else [got])]

@@ -331,6 +331,33 @@ class Graph(_GdGraph):
         """The outputs' types, with their devices."""
         return [TensorType(o.dtype, o.shape, self.device_of(o)) for o in self.outputs]
 
+    def add_subgraph(
+        self,
+        name: str,
+        forward: Callable[..., Any] | None = None,
+        input_types: Iterable[TensorType | _GdTensorType] = (),
+        path: str | PathLike[str] | None = None,
+        custom_extensions: Iterable[Any] = (),
+        devices: Iterable[DeviceRef] = (),
+    ) -> Graph:
+        """A graph to call with ``ops.call`` (graphdsl's :meth:`graphdsl.Graph.subgraph`):
+        built by ``forward`` or in a ``with`` block, this graph's policy, its own inputs (it
+        reads only those: pass weights as arguments). ``devices`` is accepted; the inputs'
+        types carry the devices. The exporter makes it one ONNX local function.
+
+        >>> from graphdsl.max import DeviceRef, Graph, TensorType, ops
+        >>> from graphdsl import int32
+        >>> t = TensorType(int32, ["n"], DeviceRef.CPU())
+        >>> with Graph("model", input_types=[t]) as graph:
+        ...     double = graph.add_subgraph("double", lambda v: v * 2, input_types=[t])
+        ...     (y,) = ops.call(double, ops.call(double, graph.inputs[0])[0])
+        ...     graph.output(y)
+        >>> y.type
+        TensorType(int32[n])
+        """
+        return Graph(name, forward, input_types, path, custom_extensions=custom_extensions,
+                     policy=self.policy)  # fmt: skip
+
     def add_weight(self, weight: Weight, force_initial_weight_on_host: bool = True) -> TensorValue:
         """``weight`` as a value of this graph (graphdsl's :meth:`graphdsl.Graph.weight`)."""
         value = _tv(self.weight(weight.name, weight.dtype, weight.shape))

@@ -36,7 +36,7 @@ from graphdsl.max._constant import (
     shape_to_tensor,
     transfer_to,
 )
-from graphdsl.max._control import cond, while_loop
+from graphdsl.max._control import call, cond, while_loop
 from graphdsl.max._elementwise import (
     abs,
     acos,
@@ -155,7 +155,6 @@ MISSING: dict[str, str] = {
     "buffer_load": "mutable buffer",
     "buffer_store": "mutable buffer",
     "buffer_store_slice": "mutable buffer",
-    "call": "calls of subgraphs",
     "custom": "custom kernel",
     "dequantize": "MAX's GGUF-style quantization encodings",
     "distributed_broadcast": "multi-device collective",
@@ -208,6 +207,7 @@ __all__ = [
     "avg_pool2d",
     "band_part",
     "broadcast_to",
+    "call",
     "cast",
     "ceil",
     "chunk",
