@@ -37,9 +37,8 @@ _STRUCTURAL = frozenset({"Shape", "Gather", "Scan", "ConstantOfShape", "Slice", 
 #   a / b; on half, CUDA's __hadd, __hsub, __hmul, __hdiv (IEEE, round to nearest even); on
 #   BFloat16, cu_inc/common.cuh computes in float and converts once (to nearest even). float32
 #   holds 24 >= 2p + 2 bits of a p-bit significand (p = 11, 8): the float32 step and the
-#   rounding to the half type give the correctly rounded result, as the reference's. (The
-#   elementwise lowerings, exporters/onnx/_lower/elementwise.py's simple(narrow=True), do
-#   not ask yet: they compute narrow floats in float32.)
+#   rounding to the half type give the correctly rounded result, as the reference's
+#   (exporters/onnx/_lower/_common.py's simple() asks, for add, sub, mul and div).
 # Left out: "Gelu_tanh" (tensor/gelu_approximate_impl.cu's FastGeluKernel computes in half /
 # half2 and BFloat16 arithmetic, a rounding per step), MatMul (cuBLAS with half inputs runs
 # CUBLAS_COMPUTE_32F, but onnxruntime's default math mode, CUBLAS_DEFAULT_MATH, does not set

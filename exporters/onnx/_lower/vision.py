@@ -42,8 +42,10 @@ MEASURED_CPU: dict[str, frozenset[str]] = {
     "Resize_cubic": frozenset({"FLOAT"}),
 }  # fmt: skip
 # MaxPool runs integers exactly in a float that holds every value of them
-_EXACT_IN_FLOAT = {T.int16: T.float32, T.uint16: T.float32, T.int32: T.float64,
-                   T.uint32: T.float64}  # fmt: skip
+_EXACT_IN_FLOAT = {T.int8: (T.float16, T.float32, T.float64),
+                   T.uint8: (T.float16, T.float32, T.float64), T.int16: (T.float32, T.float64),
+                   T.uint16: (T.float32, T.float64), T.int32: (T.float64,),
+                   T.uint32: (T.float64,)}  # fmt: skip
 
 
 def _has(b: Builder, key: str, d: DType) -> bool:
@@ -53,12 +55,15 @@ def _has(b: Builder, key: str, d: DType) -> bool:
     return b.target.name == "cpu" and type_name(d) in MEASURED_CPU.get(key, frozenset())
 
 
-def _compute(b: Builder, key: str, d: DType, extra: Sequence[DType] = ()) -> DType | None:
-    """The dtype to run ``key`` in for values of ``d``: ``d`` or an exact widening with a
-    kernel (and casts both ways); None where there is none."""
+def _compute(
+    b: Builder, key: str | tuple[str, ...], d: DType, extra: Sequence[DType] = ()
+) -> DType | None:
+    """The dtype to run ``key`` (or every key of a tuple) in for values of ``d``: ``d`` or an
+    exact widening with the kernels (and casts both ways); None where there is none."""
     src = storage(d)
+    keys = (key,) if isinstance(key, str) else key
     for c in (src, *WIDEN.get(src, ()), *extra):
-        if _has(b, key, c) and (
+        if all(_has(b, k, c) for k in keys) and (
             c is src
             or (b.target.has_cast(type_name(src), type_name(c))
                 and b.target.has_cast(type_name(c), type_name(src)))
@@ -302,17 +307,17 @@ def _pool_windows(b: Builder, node: Symbol, x: V, fill: object) -> V:
                         lo, hi, fill)  # fmt: skip
 
 
-def _explicit_pads(node: Symbol) -> bool:
-    """Pads as large as the kernel, which onnxruntime's MaxPool refuses: a Pad makes them."""
-    kernel, _, _, lo, hi = _pool_attrs(node)
-    return not all(p < k for p, k in zip([*lo, *hi], kernel * 2, strict=True))
+def _fits(kernel: Sequence[int], lo: Sequence[int], hi: Sequence[int]) -> bool:
+    """Pads smaller than the kernel: onnxruntime's pools refuse larger ones (a Pad makes
+    them)."""
+    return all(p < k for p, k in zip([*lo, *hi], [*kernel, *kernel], strict=True))
 
 
 def _max_pool_native(b: Builder, node: Symbol, x: V) -> V:
     """MaxPool over ``x`` (of a dtype with a kernel): padding the reference's -inf (lowest)
     explicitly where onnxruntime refuses pads as large as the kernel."""
     kernel, strides, dils, lo, hi = _pool_attrs(node)
-    if not _explicit_pads(node):
+    if _fits(kernel, lo, hi):
         return b.node("MaxPool", [x.name], x.dtype, kernel_shape=kernel, strides=strides,
                       dilations=dils, pads=_pads(lo, hi))  # fmt: skip
     lowest = -np.inf if x.dtype.kind is Kind.float else x.dtype.min
@@ -334,7 +339,7 @@ def _nan_where_nan_in_window(b: Builder, node: Symbol, x: V, r: V) -> V:
     it are 1.45x, each layout change a pass over x). Else, that MaxPool of IsNaN(x)."""
     cd = x.dtype
     kernel, strides, dils, lo, hi = _pool_attrs(node)
-    if not _has(b, "AveragePool", cd) or any(d != 1 for d in dils) or _explicit_pads(node):
+    if not _has(b, "AveragePool", cd) or any(d != 1 for d in dils) or not _fits(kernel, lo, hi):
         nan = b.cast(b.node("IsNaN", [x.name], T.bool), cd)
         any_nan = b.cast(_max_pool_native(b, node, nan), T.bool)
         return b.select(any_nan, b.scalar(np.nan, cd), r)
@@ -354,14 +359,10 @@ def _nan_where_nan_in_window(b: Builder, node: Symbol, x: V, r: V) -> V:
 def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
     src = storage(x.dtype)
-    cd = _compute(b, "MaxPool", src, [_EXACT_IN_FLOAT[src]] if src in _EXACT_IN_FLOAT else [])
-    if cd is not None and _explicit_pads(node) and not _has(b, "Pad", cd):
-        # pads as large as the kernel are a Pad first (CUDA: an 8-bit MaxPool, no 8-bit Pad):
-        # a wider float that holds every value and has both kernels
-        cd = next((c for c in (T.float16, T.float32, T.float64)
-                   if src.bits < c.bits and _has(b, "MaxPool", c) and _has(b, "Pad", c)
-                   and b.target.has_cast(type_name(src), type_name(c))
-                   and b.target.has_cast(type_name(c), type_name(src))), None)  # fmt: skip
+    kernel, _, _, lo, hi = _pool_attrs(node)
+    # pads as large as the kernel are a Pad first (CUDA: an 8-bit MaxPool, no 8-bit Pad)
+    keys = ("MaxPool",) if _fits(kernel, lo, hi) else ("MaxPool", "Pad")
+    cd = _compute(b, keys, src, _EXACT_IN_FLOAT.get(src, ()))
     if cd is None:  # int64, uint64: the windows' elementwise Max, exactly
         if not _has(b, "Max", src):
             raise _no_kernel(b, "MaxPool", src)
@@ -420,8 +421,7 @@ def _avg_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     extra = [h - p for h, p in zip(hi, lo, strict=True)]
     explicit = boundary and any(extra) and any(lo)
     attr_lo, attr_hi = ([0, 0], extra) if explicit else (lo, hi)
-    fits = all(p < k for p, k in zip([*attr_lo, *attr_hi], kernel * 2, strict=True))
-    if cd is not None and fits:  # onnxruntime refuses pads as large as the kernel
+    if cd is not None and _fits(kernel, attr_lo, attr_hi):
         xc = b.cast(x, cd)
         if explicit:
             xc = b.node("Pad", [xc.name, b.int64s(_pads([0, 0, *lo], [0, 0, *lo]))], cd)
