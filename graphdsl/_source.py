@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
+from types import CodeType, FrameType
 from typing import NamedTuple
 
-__all__ = ["Location", "user_location"]
+__all__ = ["Location", "location_from", "user_location"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -26,6 +28,12 @@ class Location(NamedTuple):
 
 
 _SEEN: dict[tuple[str, int], Location] = {}
+# The location of each call site met, by (id of the code object, instruction offset): a
+# frame's f_lineno decodes its code's line table (close to a microsecond per node in a build
+# loop), its offset costs nothing. An entry holds a weak reference to its code object (a hit
+# must still be that object: an id is reused once its object is freed).
+_SITES: dict[tuple[int, int], tuple[weakref.ref[CodeType], Location]] = {}
+_MAX_SITES = 1 << 16  # (emptied when full: a program that generates code keeps no more)
 
 
 def user_location() -> Location | None:
@@ -33,14 +41,25 @@ def user_location() -> Location | None:
 
     Locations are interned: a loop that builds a million nodes on one line shares one.
     """
-    frame = sys._getframe(1)
+    return location_from(sys._getframe(1))
+
+
+def location_from(frame: FrameType | None) -> Location | None:
+    """The first frame from ``frame`` on (it, its caller...) outside the graphdsl package,
+    as :func:`user_location` gives it (for a caller that already holds a frame)."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(_PKG):
-            key = (name, frame.f_lineno)
+        code = frame.f_code
+        if not code.co_filename.startswith(_PKG):
+            site = _SITES.get((id(code), frame.f_lasti))
+            if site is not None and site[0]() is code:
+                return site[1]
+            key = (code.co_filename, frame.f_lineno)
             loc = _SEEN.get(key)
             if loc is None:
-                loc = _SEEN[key] = Location(name, key[1])
+                loc = _SEEN[key] = Location(*key)
+            if len(_SITES) >= _MAX_SITES:
+                _SITES.clear()
+            _SITES[(id(code), frame.f_lasti)] = (weakref.ref(code), loc)
             return loc
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return None

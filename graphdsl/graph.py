@@ -20,14 +20,13 @@ graph demo(%x: int16[n]) {
 from __future__ import annotations
 
 import sys
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import CodeType, FrameType
+from types import FrameType
 from typing import Any
 
 import numpy as np
 
-from graphdsl._source import _PKG, _SEEN, Location, user_location
+from graphdsl._source import Location, location_from, user_location
 from graphdsl.builtin_policies import policy
 from graphdsl.dtypes import DType, dtype
 from graphdsl.literals import LiteralError, literal_fix, literal_problem
@@ -102,36 +101,6 @@ def _apply_op(op: str, args: tuple[object, ...], attrs: dict[str, Any]) -> Symbo
         "`with graph:` (MAX's style), or make a constant first with g.constant(...) or "
         "g.scalar(...)"
     )
-
-
-# The call site of each op a user's code built, by (id of the code object, instruction offset):
-# a frame's f_lineno decodes its code's line table (close to a microsecond per node in a
-# build loop), its offset costs nothing. An entry holds a weak reference to its code object
-# (a hit must still be that object: an id is reused once its object is freed).
-_SITES: dict[tuple[int, int], tuple[weakref.ref[CodeType], Location]] = {}
-_MAX_SITES = 1 << 16  # (emptied when full: a program that generates code keeps no more)
-
-
-def _location(frame: FrameType | None) -> Location | None:
-    """What :func:`graphdsl._source.user_location` gives when called in a graphdsl function
-    that ``frame``'s function called: the first frame from ``frame`` on (it, its caller...)
-    outside the graphdsl package, as the same interned Location."""
-    while frame is not None:
-        code = frame.f_code
-        if not code.co_filename.startswith(_PKG):
-            site = _SITES.get((id(code), frame.f_lasti))
-            if site is not None and site[0]() is code:
-                return site[1]
-            key = (code.co_filename, frame.f_lineno)
-            loc = _SEEN.get(key)
-            if loc is None:
-                loc = _SEEN[key] = Location(*key)
-            if len(_SITES) >= _MAX_SITES:
-                _SITES.clear()
-            _SITES[(id(code), frame.f_lasti)] = (weakref.ref(code), loc)
-            return loc
-        frame = frame.f_back
-    return None
 
 
 _getframe = sys._getframe
@@ -412,7 +381,7 @@ class Graph:
         if _TRACING and _TRACING[-1] is not self and _TRACING[-1].encloses(self):
             # an op on values of the graphs around a branch being traced builds in the branch
             return _TRACING[-1]._apply(op, args, attrs, caller)
-        loc = _location(caller)
+        loc = location_from(caller)
         inputs: list[Symbol] = []
         for a in args:
             if isinstance(a, Symbol) and a.graph is self:
