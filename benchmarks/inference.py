@@ -82,8 +82,8 @@ def one_thread() -> Iterator[None]:
     """run()'s sessions (and inference_session's) on 1 thread while timing."""
     saved = run_module.session_options
 
-    def options() -> ort.SessionOptions:
-        so = saved()
+    def options(opts: run_module.Options | None = None) -> ort.SessionOptions:
+        so = saved(opts)
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
         return so

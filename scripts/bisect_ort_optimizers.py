@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -89,13 +89,15 @@ def sessions(off: frozenset[str] | None) -> Iterator[None]:
     """run()'s sessions with exactly ``off`` left out (None: every optimization off)."""
     saved = optimizers.optimizers_off, run_module.session_options
 
-    def options() -> ort.SessionOptions:
-        so = saved[1]()
+    def options(opts: run_module.Options | None = None) -> ort.SessionOptions:
+        so = saved[1](opts)
         if off is None:
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         return so
 
-    def chosen(model: onnx.ModelProto, folder: str | None = None) -> frozenset[str]:
+    def chosen(
+        model: onnx.ModelProto, folder: str | None = None, providers: Sequence[str] = ()
+    ) -> frozenset[str]:
         return off or frozenset()
 
     optimizers.optimizers_off = chosen

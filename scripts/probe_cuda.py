@@ -78,7 +78,7 @@ def _ort() -> Any:
 
 def extra_cases() -> list[probe.Case]:
     """Cases whose kernel CUDA registers for some layouts or reductions only."""
-    x = [("x", None, probe.a23)]
+    x: list[probe.InputSpec] = [("x", None, probe.a23)]
     i64 = probe.i64
     cases = []
     # blocked quantization (axis 1, blocks of 2 over 3 columns: 2 blocks)
@@ -99,18 +99,18 @@ def extra_cases() -> list[probe.Case]:
                        ("DequantizeLinear_bfloat16", "BFLOAT16")):  # fmt: skip
         cases.append(probe.Case(
             key + "_blocked", "DequantizeLinear",
-            [*x, ("s", scale, lambda _t, s=scale: probe.arr([[0.5, 1.0], [2.0, 0.5]], s)),
+            [*x, ("s", scale, _scales([[0.5, 1.0], [2.0, 0.5]], scale)),
              ("z", None, lambda t: probe.arr([[1, 0], [0, 2]], t))],
             out_type=scale, attrs={"axis": 1, "block_size": 2},
         ))  # fmt: skip
         cases.append(probe.Case(
             key + "_axis", "DequantizeLinear",
-            [*x, ("s", scale, lambda _t, s=scale: probe.arr([0.5, 1.0, 2.0], s)),
+            [*x, ("s", scale, _scales([0.5, 1.0, 2.0], scale)),
              ("z", None, lambda t: probe.arr([1, 0, 2], t))],
             out_type=scale, attrs={"axis": 1},
         ))  # fmt: skip
-    idx = ("i", "INT64", lambda _: probe.arr([[1, 0], [0, 1]], "INT64"))
-    upd = ("u", None, lambda t: probe.a23(t)[:, :2])
+    idx: probe.InputSpec = ("i", "INT64", lambda _: probe.arr([[1, 0], [0, 1]], "INT64"))
+    upd: probe.InputSpec = ("u", None, lambda t: probe.a23(t)[:, :2])
     for red in ("mul", "max", "min"):
         cases.append(probe.Case(f"ScatterElements_{red}", "ScatterElements",
                                 [*x, idx, upd], attrs={"axis": 1, "reduction": red}))
@@ -134,6 +134,10 @@ def extra_cases() -> list[probe.Case]:
     return cases
 
 
+def _scales(values: Any, scale: str) -> Any:
+    return lambda _t: probe.arr(values, scale)
+
+
 def edge_values(t: str, shape: tuple[int, ...]) -> np.ndarray | None:
     """An array of ``shape`` cycling through type ``t``'s special values (None for bool)."""
     import ml_dtypes
@@ -142,16 +146,16 @@ def edge_values(t: str, shape: tuple[int, ...]) -> np.ndarray | None:
         return None
     np_t = probe.NP_DTYPE[t]
     if t in ("FLOAT16", "BFLOAT16", "FLOAT", "DOUBLE", "FLOAT8E4M3FN", "FLOAT8E5M2"):
-        info = ml_dtypes.finfo(np_t)
+        info = ml_dtypes.finfo(np_t)  # type: ignore[no-untyped-call]
         vals = [np.nan, -0.0, 0.0, np.inf, -np.inf, float(info.max), -float(info.max),
                 float(info.smallest_subnormal), 1.5, -2.5, 7.0, -1.0]  # fmt: skip
         if t == "FLOAT8E4M3FN":  # no infinity: NaN
             vals = [v for v in vals if np.isfinite(v) or np.isnan(v)]
     elif t.startswith(("INT", "UINT")):
-        info = np.iinfo(np_t)
-        vals = [int(info.min), int(info.max), 0, 1, int(info.max) - 1, 7, 100, 3]
+        ii = np.iinfo(np_t)
+        vals = [int(ii.min), int(ii.max), 0, 1, int(ii.max) - 1, 7, 100, 3]
         if t.startswith("INT"):
-            vals += [-1, -7, int(info.min) + 1]
+            vals += [-1, -7, int(ii.min) + 1]
     else:
         return None
     n = int(np.prod(shape)) if shape else 1
@@ -170,6 +174,8 @@ def _session(model: onnx.ModelProto, cuda: bool, no_fallback: bool) -> Any:
     if no_fallback and CUDA_EP != "CPUExecutionProvider":
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     providers: list[Any] = GPU_PROVIDERS if cuda else ["CPUExecutionProvider"]
+    if cuda and no_fallback:
+        providers = providers[:1]  # listing the CPU provider too conflicts with the entry
     return ort.InferenceSession(model.SerializeToString(), so, providers=providers)
 
 
@@ -322,7 +328,7 @@ def _device() -> str:
 
 def _matrix_inputs(op: str, dt: Any) -> tuple[Any, list[np.ndarray]]:
     """The graph and inputs tests/test_onnx_matrix.py uses for (op, dt)."""
-    from norm_bounds import NORM_OPS
+    from norm_bounds import NORM_OPS  # type: ignore[import-not-found]
     from onnx_cases import ORDER_DEPENDENT, WINDOW_TERMS, build, inputs
 
     from graphdsl import DType
@@ -370,7 +376,8 @@ def _feeds(model: onnx.ModelProto, xs: list[np.ndarray]) -> dict[str, tuple[np.n
 def _placement(sess: Any) -> dict[str, str]:
     path = sess.end_profiling()
     try:
-        events = json.load(open(path))
+        with open(path) as f:
+            events = json.load(f)
     finally:
         with contextlib.suppress(OSError):
             os.remove(path)

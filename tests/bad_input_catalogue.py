@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import ExportError, RunError, export, run
+from exporters.onnx import ExportError, RunError
 
 __all__ = ["CATALOGUE", "DEFINED", "BadInput", "Defined", "gallery"]
 

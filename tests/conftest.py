@@ -1,14 +1,36 @@
-"""Test configuration: make tests/ importable (goldens.py) and keep hypothesis reproducible."""
+"""Test configuration: make tests/ importable (goldens.py), keep hypothesis reproducible, and
+choose the onnxruntime provider the suite runs on (``--provider cpu``, the default, or
+``--provider cuda``: tests/backend.py)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import backend
+
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--provider",
+        choices=("cpu", "cuda", "cuda-on-cpu"),
+        default=os.environ.get("GRAPHDSL_TEST_PROVIDER", "cpu"),
+        help="the onnxruntime provider the suite exports for and runs on (tests/backend.py)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend.configure(config.getoption("--provider"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"graphdsl tests on onnxruntime's {backend.PROVIDER} provider"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from backend import export, run
 from bad_input_catalogue import CATALOGUE, DEFINED, BadInput, Defined, gallery
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,7 @@ _CHILD = textwrap.dedent(
     import numpy as np
     sys.path.insert(0, {tests!r})
     from bad_input_catalogue import DEFINED
-    from exporters.onnx import export, run
+    from backend import export, run
     case = {{c.id: c for c in DEFINED}}[{id!r}]
     g, inputs = case.build()
     np.savez({out!r}, *run(export(g), inputs))

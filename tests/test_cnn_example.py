@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from backend import export, run
 from onnx import ModelProto
 from script_modules import load_script
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS32 = float(np.finfo(np.float32).eps)

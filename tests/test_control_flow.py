@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 from onnx_cases import DTYPES, special_values
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from graphdsl import DType
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "control_types.txt"

@@ -23,12 +23,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from backend import export
 from onnx import TensorProto, helper, shape_inference
 from onnx.inliner import inline_local_functions
 from script_modules import load_script
 
 import graphdsl as gd
-from exporters.onnx import export
 from exporters.onnx._targets import ROUNDS_ONCE, TARGETS, Target
 
 GPT2 = load_script("examples/gpt2_block.py", "example_gpt2_block")
@@ -184,7 +184,9 @@ def test_the_checker_finds_nodes_without_a_kernel() -> None:
          onnx.numpy_helper.from_array(np.array([1, 1, 3, 3], np.int64), "sizes")],
     )  # fmt: skip
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
-    assert misses(m, TARGETS["cuda"]) == ["Pad_reflect[INT8]", "BitwiseAnd[INT8]"]
+    # (CUDA's float16 Resize is registered but measured wrong: not in the usable table)
+    assert misses(m, TARGETS["cuda"]) == ["Pad_reflect[INT8]", "Resize_cubic[FLOAT16]",
+                                          "BitwiseAnd[INT8]"]  # fmt: skip
     assert misses(m, TARGETS["cpu"]) == ["Gelu_tanh[FLOAT16]", "Resize_cubic[FLOAT16]"]
 
 
@@ -204,10 +206,14 @@ def test_half_gpt2_block_runs_its_layer_norm_in_the_half_type(half: str) -> None
     # float32 -inf of the causal mask makes the attention's output float32)
     assert _ln_inputs(cpu) == ["FLOAT", "FLOAT"]
     assert _ln_inputs(cuda) == [half.upper(), "FLOAT"]
-    # figures (module docstring): cpu 16 + 9 Casts, cuda 8 + 5; MatMuls stay float32 on both
+    # figures (module docstring): cpu 16 + 9 Casts, cuda 8 + 5 and 2 more for the index
+    # checks of the two embedding gathers (CUDA's Gather does not check its indices: a
+    # sequence longer than the position table is an error, not a read past it); MatMuls stay
+    # float32 on both
     assert casts(cpu) == (16, 9)
-    assert casts(cuda) == (8, 5)
-    assert len(cuda.graph.node) == 49 and len(cpu.graph.node) == 61
+    assert casts(cuda) == (10, 5)
+    checks = sum("index_check" in n.output[0] for n in cuda.graph.node)
+    assert checks == 2 and len(cpu.graph.node) == 61
     ops = Counter(n.op_type for n in cuda.graph.node)
     assert ops["MatMul"] == 6 and ops["LayerNormalization"] == 2
 
@@ -253,9 +259,11 @@ ONE_OPS: dict[str, tuple[str, Callable[[gd.Symbol], gd.Symbol]]] = {
     "matmul": ("MatMul", lambda x: x @ np.eye(8, dtype=x.dtype.np)),
 }  # fmt: skip
 # in the half type on CUDA: the kernels that compute in float32 and round once
+# (not logsoftmax: CUDA's kernel loses log(sum) beside a large max, so it runs shifted by
+# the max in float32: _targets.py's CUDA_QUIRKS)
 NATIVE = {("layer_norm", "float16"), ("layer_norm", "bfloat16"), ("softmax", "float16"),
-          ("softmax", "bfloat16"), ("logsoftmax", "float16"), ("erf", "float16"),
-          ("erf", "bfloat16"), ("gelu", "float16")}  # fmt: skip
+          ("softmax", "bfloat16"), ("erf", "float16"), ("erf", "bfloat16"),
+          ("gelu", "float16")}  # fmt: skip
 
 
 @pytest.mark.parametrize("half", list(HALF))

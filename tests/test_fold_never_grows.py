@@ -13,9 +13,9 @@ from collections import Counter
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from graphdsl.passes import canonicalize, dce, fold_constants
 from graphdsl.passes.rewrite import MAX_FOLDED_ELEMENTS, TINY_FOLDED_ELEMENTS
 

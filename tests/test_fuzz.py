@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 from fuzz_graphs import (
     ALL_DTYPES,
     FAMILY,
@@ -47,7 +48,6 @@ from hypothesis import HealthCheck, given, seed, settings
 from onnx.reference import ReferenceEvaluator
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import bind_dim
 

@@ -9,11 +9,11 @@ import warnings
 
 import numpy as np
 import pytest
+from backend import export, run
 from fuzz_graphs import compare
 from onnx.reference import ReferenceEvaluator
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 
 def _three_ways(

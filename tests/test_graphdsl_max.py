@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
+from backend import export, run
 
+import exporters.onnx as xo
 import graphdsl as gd
-from exporters.onnx import _run, export, providers_for, run
+from exporters.onnx import _run, providers_for
 from graphdsl.max import (
     ConvInputLayout,
     DeviceRef,
@@ -642,15 +644,15 @@ def test_providers_follow_the_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     feed = [np.array([1.0, 2.0], np.float32)]
     monkeypatch.setattr(_run, "_warned_fallback", False)  # run() warns once per process
     if "CUDAExecutionProvider" in ort.get_available_providers():
-        assert run(g, feed)[0].tolist() == [2.0, 4.0]
+        assert xo.run(g, feed)[0].tolist() == [2.0, 4.0]  # (run()'s own default providers)
     else:
         with pytest.warns(RuntimeWarning, match=r"\['CUDAExecutionProvider'\] are not available"):
-            assert run(g, feed)[0].tolist() == [2.0, 4.0]
+            assert xo.run(g, feed)[0].tolist() == [2.0, 4.0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a CPU graph asks for nothing else
         with graph((DType.float32, [2])) as cpu_graph:
             cpu_graph.output(cpu_graph.inputs[0] + 1)
-        assert run(cpu_graph, feed)[0].tolist() == [2.0, 3.0]
+        assert xo.run(cpu_graph, feed)[0].tolist() == [2.0, 3.0]
 
 
 # ---------------------------------------------------------------------------- weights

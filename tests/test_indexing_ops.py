@@ -8,9 +8,10 @@ import itertools
 
 import numpy as np
 import pytest
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import RunError, export, run
+from exporters.onnx import RunError
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((3, 5, 4)).astype(np.float32)

@@ -13,10 +13,10 @@ from types import ModuleType
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 from script_modules import ROOT, load_script
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 SCRIPT = ROOT / "examples" / "int8_mlp.py"
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from backend import run
 
 import graphdsl as gd
-from exporters.onnx import run
 from graphdsl import DType
 from graphdsl.passes.implicit_cast import is_lossless
 

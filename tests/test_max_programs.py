@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from graphdsl import DType
 
 DATA = Path(__file__).parent / "data"

@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import ExportError, RunError, export, run
+from exporters.onnx import ExportError, RunError
 from exporters.onnx import _export as export_module
 
 X = {"x": np.arange(4, dtype=np.float32)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backend import export, run
 from norm_bounds import NORM_OPS, output_bound
 from onnx_cases import (
     FLUSHES_SUBNORMALS,
@@ -21,7 +22,6 @@ from onnx_cases import (
 )
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from graphdsl import DType
 
 CASES = all_cases()

@@ -26,10 +26,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from backend import export, run
 from onnx import TensorProto, helper, numpy_helper
 
 import graphdsl as gd
-from exporters.onnx import export, run
 from exporters.onnx._lower import quant as quant_lowering
 from exporters.onnx._targets import TARGETS, Target
 from graphdsl import DType

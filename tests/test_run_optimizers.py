@@ -4,6 +4,9 @@ where it changes the result (shown by putting it back into a session otherwise m
 run() makes its own) and run() gives the reference's; and which models the two conditional
 ones are left out of. The (op, dtype) matrix and the fuzzer run through run() too, so they
 check the whole list on every test run.
+
+Pinned to onnxruntime's CPU provider whatever --provider says: run()'s list of onnxruntime
+optimizers, compared with plain CPU sessions (tests/test_cuda_target.py covers CUDA's).
 """
 
 from __future__ import annotations

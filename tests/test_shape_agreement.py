@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import RunError, export, run
+from exporters.onnx import RunError
 
 
 def agree(g: gd.Graph, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

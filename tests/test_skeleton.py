@@ -2,6 +2,10 @@
 structure is read without its weights' bytes, and a ModelProto's large weights reach
 onnxruntime as arrays (add_external_initializers) instead of in one serialized string.
 The results are the same as a session of the whole model, dtype for dtype.
+
+Pinned to onnxruntime's CPU provider whatever --provider says: run() reading model files and
+handing weights to onnxruntime, compared with plain CPU sessions (tests/test_cuda_target.py
+covers CUDA's).
 """
 
 from __future__ import annotations

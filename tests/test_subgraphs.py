@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 
+import backend
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 from script_modules import load_script
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 
 def affine() -> tuple[gd.Graph, gd.Graph]:
@@ -36,7 +37,11 @@ def run_both(g: gd.Graph, inputs: list[np.ndarray], **kw: object) -> list[onnx.M
         m = export(g, check="full", functions=functions, **kw)  # type: ignore[arg-type]
         got = run(m, inputs)
         for a, b in zip(got, want, strict=True):
-            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (functions, a, b)
+            assert a.dtype == b.dtype, (functions, a, b)
+            if backend.PROVIDER == "cuda" and a.dtype.kind == "f":  # cuBLAS sums in its order
+                np.testing.assert_allclose(a, b, rtol=4 * np.finfo(a.dtype).eps, atol=0)
+            else:
+                assert a.tobytes() == b.tobytes(), (functions, a, b)
         models.append(m)
     return models
 

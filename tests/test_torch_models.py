@@ -15,8 +15,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnxscript")  # torch.onnx.export's default exporter
 
+from backend import inference_session  # noqa: E402
+
 import graphdsl as gd  # noqa: E402
-from exporters.onnx import inference_session  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "benchmarks")]

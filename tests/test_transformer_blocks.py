@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 import reference_blocks as ref
+from backend import export, run
 from script_modules import load_script
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 EPS32 = float(np.finfo(np.float32).eps)
 

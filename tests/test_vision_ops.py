@@ -23,11 +23,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from backend import export, run
 from onnx import TensorProto, helper
 
 import graphdsl as gd
-from exporters.onnx import export, run
-from exporters.onnx._builder import ExportError
+from exporters.onnx import cpu_nodes
 from exporters.onnx._lower.vision import MEASURED_CPU
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -714,9 +714,11 @@ def test_consecutive_channels_last_ops_share_their_transposes() -> None:
 
 
 def test_lowerings_use_the_native_operators() -> None:
+    # the CPU target's operators (CUDA pads integers in a float that holds them, for one)
     def ops_of(build: Callable[[gd.Symbol], gd.Symbol], dt: gd.DType,
                shape: tuple[int, ...] = (1, 2, 6, 6)) -> list[str]:  # fmt: skip
-        return [n.op_type for n in export(one_op(build, gd.TensorType(dt, shape))).graph.node]
+        model = export(one_op(build, gd.TensorType(dt, shape)), target="cpu")
+        return [n.op_type for n in model.graph.node]
 
     w = np.ones((2, 2, 3, 3), np.float32)
     assert ops_of(lambda v: gd.ops.conv2d(v, w, input_layout="NCHW"), gd.float32) == ["Conv"]
@@ -736,23 +738,30 @@ def test_lowerings_use_the_native_operators() -> None:
     # that onnxruntime's kernel drops)
     m = export(one_op(lambda v: gd.ops.max_pool2d(v, (3, 3), 2, padding=1, ceil_mode=True,
                                                   input_layout="NCHW"),
-                      gd.TensorType(gd.int8, (1, 1, 6, 6))))  # fmt: skip
+                      gd.TensorType(gd.int8, (1, 1, 6, 6))), target="cpu")  # fmt: skip
     (pool,) = [n for n in m.graph.node if n.op_type == "MaxPool"]
     attrs = {a.name: helper.get_attribute_value(a) for a in pool.attribute}
     assert attrs["pads"] == [1, 1, 2, 2] and "ceil_mode" not in attrs
 
 
-def test_cuda_export_says_there_is_no_kernel() -> None:
-    # CUDA has a float Conv (exporters/onnx/kernels/cuda.json), but no 8-bit reflecting Pad
+def test_cuda_export_pads_integers_exactly_or_on_the_cpu() -> None:
+    # CUDA has a float Conv (exporters/onnx/kernels/cuda.json), and pads only bool and floats:
+    # an int8 reflecting Pad runs in float16 (which holds every int8), an int64 one on the
+    # CPU provider behind CUDA (cpu_nodes names it)
     conv = one_op(lambda v: gd.ops.conv2d(v, np.ones((2, 2, 3, 3), np.float32),
                                           input_layout="NCHW"),
                   gd.TensorType(gd.float32, (1, 2, 5, 5)))  # fmt: skip
     assert [n.op_type for n in export(conv, target="cuda").graph.node] == ["Conv"]
-    g = one_op(lambda v: gd.ops.pad(v, [0, 0, 0, 0, 1, 1, 1, 1], mode="reflect"),
-               gd.TensorType(gd.int8, (1, 2, 5, 5)))  # fmt: skip
-    with pytest.raises(ExportError, match="no kernel for Pad_reflect on int8 on target 'cuda'"):
-        export(g, target="cuda")
-    export(g, target="cpu")  # the CPU has one
+    for dt, want, on_cpu in ((gd.int8, ["Cast", "Pad", "Cast"], []),
+                             (gd.int64, ["Pad"], ["Pad_reflect[INT64]"])):  # fmt: skip
+        g = one_op(lambda v: gd.ops.pad(v, [0, 0, 0, 0, 1, 1, 1, 1], mode="reflect"),
+                   gd.TensorType(dt, (1, 2, 5, 5)))  # fmt: skip
+        m = export(g, target="cuda")
+        assert [n.op_type for n in m.graph.node] == want
+        assert [f"{n.key}[{n.types[0]}]" for n in cpu_nodes(m)] == on_cpu
+    x = np.arange(50).reshape(1, 2, 5, 5).astype(np.int64)  # (the CPU has an int64 Pad)
+    got = run(m, [x], providers=["CPUExecutionProvider"])[0]
+    np.testing.assert_array_equal(got, gd.evaluate(g, [x])[0])
 
 
 # ---------------------------------------------------------------------------- onnxruntime

@@ -17,10 +17,11 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from backend import export, run
 from onnx import TensorProto
 
 import graphdsl as gd
-from exporters.onnx import ExportError, export, run
+from exporters.onnx import ExportError
 from exporters.onnx._weights import ALIGN, ALIGN_ABOVE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from backend import export, run
 
 import graphdsl as gd
-from exporters.onnx import export, run
 
 F32 = gd.float32
 

@@ -16,13 +16,19 @@ from __future__ import annotations
 from exporters.onnx._builder import ExportError
 from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
-from exporters.onnx._run import RunError, inference_session, run
+from exporters.onnx._placement import CpuFallbackWarning, CpuNode, cpu_nodes
+from exporters.onnx._run import Options, RunError, inference_session, options, run
 
 __all__ = [
+    "CpuFallbackWarning",
+    "CpuNode",
     "ExportError",
+    "Options",
     "RunError",
+    "cpu_nodes",
     "export",
     "inference_session",
+    "options",
     "providers_for",
     "run",
 ]

@@ -25,6 +25,7 @@ __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
 T = DType
 NARROW = frozenset({T.float16, T.bfloat16, T.float8_e4m3fn, T.float8_e5m2})
+_FLOAT8 = frozenset({T.float8_e4m3fn, T.float8_e5m2})
 
 # Value-preserving widenings, in order of preference.
 WIDEN: dict[DType, tuple[DType, ...]] = {
@@ -73,6 +74,16 @@ _SIGN_COPIES = frozenset({"Identity", "Reshape", "Transpose", "Squeeze", "Unsque
 _SIGN_RULES = _SIGN_COPIES | {"Add", "Sum"}
 
 
+def _node_prefix(ctx: object) -> str:
+    """The ONNX node name prefix of the nodes lowering graphdsl node ``ctx``: its op and
+    source line (run() reads them back from onnxruntime's messages)."""
+    op = getattr(ctx, "op", None)
+    if op is None:
+        return ""
+    loc = getattr(ctx, "loc", None)
+    return f"{op} at {loc}/" if loc else f"{op}/"
+
+
 def _no_underflow(src: DType, dst: DType) -> bool:
     """A cast from float ``src`` to float ``dst`` never rounds a non-zero value to zero: every
     magnitude of ``src`` is at least ``dst``'s smallest subnormal."""
@@ -105,6 +116,8 @@ class Builder:
         # bodies, functions: exporters/onnx/_lower/control.py) share it, names stay unique
         self._counter = itertools.count(1)
         self.context: object = ""  # the graphdsl node being lowered, for error messages
+        self._named: object = ""  # the context the node name prefix was made for
+        self._prefix = ""
         self._compute: dict[tuple[str, DType, bool, bool], DType] = {}
         self.external: ExternalData | None = None
         # lowerings that emit one ONNX node for several graphdsl nodes (Split, TopK) keep it here
@@ -131,6 +144,12 @@ class Builder:
     ) -> V:
         out = self.fresh(hint or op)
         n = self.nodes.add()
+        ctx = self.context
+        if ctx is not self._named:  # the graphdsl node being lowered: "add at model.py:3/"
+            self._named = ctx
+            self._prefix = _node_prefix(ctx)
+        if self._prefix:  # (its op and line, for onnxruntime's messages; unique with out)
+            n.name = self._prefix + out
         n.op_type = op
         n.input.extend(inputs)
         n.output.append(out)
@@ -181,20 +200,33 @@ class Builder:
         key = (v.name, to)
         hit = self._casts.get(key)
         if hit is None:
-            if not self.target.has_cast(type_name(src), type_name(dst)):
-                raise self.fail(
-                    f"no Cast kernel from {src.name} to {dst.name}", "cast through float32 first"
-                )
-            if dst in (T.float8_e4m3fn, T.float8_e5m2):
+            if dst in _FLOAT8:
                 hit = self._to_float8(v, dst)
+            elif not self.target.runs_cast(type_name(src), type_name(dst)):
+                hit = self._cast_around(v, src, dst, to)
             else:
                 hit = self.node("Cast", [v.name], to, "cast", to=onnx_type(dst))
+                if (src in _FLOAT8 and dst in (T.float16, T.float32)
+                        and self.target.quirk("float8_cast_fusion")):  # fmt: skip
+                    # a '+ -0.0' (exact for every value, -0.0 and NaN included) that keeps
+                    # onnxruntime's cast optimizers from fusing this Cast with the next one
+                    hit = self.node("Add", [hit.name, self.scalar(-0.0, to).name], to)
             if src.kind is not Kind.float or (
                 v.name in self.no_negative_zero and _no_underflow(src, dst)
             ):  # an integer converts to +0.0, never -0.0; a tiny negative float may round to it
                 self.no_negative_zero.add(hit.name)
             self._casts[key] = hit
         return hit
+
+    def _cast_around(self, v: V, src: DType, dst: DType, to: DType) -> V:
+        """A cast the target has no working Cast for, through float32 where that is exact:
+        float8 -> double and float8 -> bfloat16 widen exactly (double -> float8 always goes
+        through float32: _to_float8)."""
+        if src in _FLOAT8 and dst in (T.float64, T.bfloat16):
+            return self.cast(self.cast(v, T.float32), to)
+        raise self.fail(
+            f"no Cast kernel from {src.name} to {dst.name}", "cast through float32 first"
+        )
 
     def _to_float8(self, v: V, to: DType) -> V:
         """Round to float8 as ml_dtypes does: overflow gives NaN (e4m3fn) or inf (e5m2).
@@ -204,19 +236,26 @@ class Builder:
         overflowing values become inf or NaN in float32 first, which it casts right.
         """
         src = storage(v.dtype)
-        f = T.float64 if src is T.float64 or (src.is_integer and src.bits > 16) else T.float32
-        xf = self.cast(v, f) if src is not f else v
+        # in float32: ml_dtypes, the reference's converter, rounds float64 (and 64-bit
+        # integers) to float32 first (400.00001 -> 400.0, a tie -> 384 in e4m3fn), and CUDA
+        # has no double -> float8 Cast that runs
+        xf = self._float8_range(self.cast(v, T.float32) if src is not T.float32 else v, to)
+        return self.node("Cast", [xf.name], to, "cast", to=onnx_type(to), saturate=0)
+
+    def _float8_range(self, xf: V, to: DType) -> V:
+        """``xf`` with the values that overflow float8 ``to`` made what they round to: +-inf
+        for e5m2, NaN for e4m3fn."""
+        f = xf.dtype
         mag = self.elementwise("Abs", [xf])
         if to is T.float8_e5m2:
             over = self.elementwise("GreaterOrEqual", [mag, self.scalar(61440.0, f)],
                                     result_bool=True)  # fmt: skip
             neg = self.elementwise("Less", [xf, self.scalar(0.0, f)], result_bool=True)
             inf = self.select(neg, self.scalar(-np.inf, f), self.scalar(np.inf, f))
-            xf = self.select(over, inf, xf)
-        else:  # past the midpoint 464 (which ties down to 448) e4m3fn overflows to NaN
-            over = self.elementwise("Greater", [mag, self.scalar(464.0, f)], result_bool=True)
-            xf = self.select(over, self.scalar(np.nan, f), xf)
-        return self.node("Cast", [xf.name], to, "cast", to=onnx_type(to), saturate=0)
+            return self.select(over, inf, xf)
+        # past the midpoint 464 (which ties down to 448) e4m3fn overflows to NaN
+        over = self.elementwise("Greater", [mag, self.scalar(464.0, f)], result_bool=True)
+        return self.select(over, self.scalar(np.nan, f), xf)
 
     # ------------------------------------------------------------------ legalization
 
@@ -237,20 +276,24 @@ class Builder:
             candidates += BITS.get(d, ())
         if narrow_in_f32 and d in NARROW:
             candidates = [c for c in candidates if c not in NARROW]
+        tgt = self.target
         for c in candidates:
-            if self.target.has(key, type_name(c)) and (
-                c is d
-                or (
-                    self.target.has_cast(type_name(d), type_name(c))
-                    and self.target.has_cast(type_name(c), type_name(d))
-                )
-            ):
+            if tgt.has(key, type_name(c)) and (c is d or self._casts_both_ways(d, c)):
+                return c
+        # a pair the target does not register runs on the provider behind it (onnxruntime's
+        # CPU fallback in a CUDA session: exporters/onnx/_placement.py reports such nodes)
+        for c in candidates:
+            if tgt.falls_back(key, type_name(c)) and (c is d or self._casts_both_ways(d, c)):
                 return c
         raise self.fail(
             f"no kernel for {key} on {d.name} and no exact rewrite through "
             f"{', '.join(c.name for c in candidates[1:]) or 'a wider type'}",
             "cast the operands to a supported dtype explicitly, or export for another target",
         )
+
+    def _casts_both_ways(self, d: DType, c: DType) -> bool:
+        a, b = type_name(d), type_name(c)
+        return self.target.runs_cast(a, b) and self.target.runs_cast(b, a)
 
     def elementwise(
         self,
@@ -326,6 +369,62 @@ class Builder:
         sign = self.node("Where", [lost.name, self.scalar(-1.0, f).name,
                                    self.scalar(1.0, f).name], f)  # fmt: skip
         return self.cast(self.node("Mul", [rf.name, sign.name], f), x.dtype)
+
+    def reduce(
+        self,
+        op: str,
+        x: V,
+        axes: Sequence[int],
+        out: DType,
+        keepdims: int,
+        sizes: Sequence[int | str] | None = None,
+    ) -> V:
+        """ONNX ``op`` (ReduceSum, ReduceMax, ...) of ``x`` over ``axes`` (of ``sizes``, where
+        known). Where the target's reductions fail over an empty axis (CUDA's), an axis not
+        known to be non-empty gets one identity element first (-0.0 or 0 for a sum, 1 for a
+        product, the lowest or highest value for max and min: the result is the same), and a
+        mean is that sum divided by the element count (0 / 0: NaN, as the reference)."""
+        axes = list(axes)
+        guard = self.target.quirk("empty_reduction_fails") and (
+            sizes is None or not all(isinstance(n, int) and n > 0 for n in sizes)
+        )
+        if not guard:
+            return self.node(op, [x.name, self.int64s(axes)], out, keepdims=keepdims)
+        count = None
+        if op == "ReduceMean":
+            shape = self.node("Shape", [x.name], T.int64).name
+            sizes_of = self.node("Gather", [shape, self.int64s(axes)], T.int64).name
+            count = self.cast(self.node("ReduceProd", [sizes_of, self.int64s([0])], T.int64,
+                                        keepdims=0), out)  # fmt: skip
+            op = "ReduceSum"
+        padded = x
+        for axis in axes:
+            padded = self._append_identity(op, padded, axis)
+        r = self.node(op, [padded.name, self.int64s(axes)], out, keepdims=keepdims)
+        if count is not None:
+            r = self.node("Div", [r.name, count.name], out)
+        return r
+
+    def _append_identity(self, op: str, x: V, axis: int) -> V:
+        """``x`` with one more element along ``axis``: the identity of reduction ``op``."""
+        d = storage(x.dtype)
+        if op == "ReduceSum":
+            value: Any = -0.0 if d.kind is Kind.float else 0
+        elif op == "ReduceProd":
+            value = 1
+        elif op in ("ReduceMax", "ReduceMin"):
+            low = op == "ReduceMax"
+            if d.kind is Kind.float:
+                value = -np.inf if low else np.inf
+            else:
+                value = d.min if low else d.max
+        else:
+            raise self.fail(f"no identity element for {op}", "reduce over non-empty axes")
+        shape = self.node("Shape", [x.name], T.int64).name
+        one = self.node("ScatterElements", [shape, self.int64s([axis]), self.int64s([1])],
+                        T.int64)  # fmt: skip
+        slab = self.node("Expand", [self.scalar(value, x.dtype).name, one.name], x.dtype)
+        return self.node("Concat", [x.name, slab.name], x.dtype, axis=axis)
 
     def signbit(self, x: V) -> V:
         """True where ``x`` is negative, -inf or -0.0 (x < 0 or 1 / x < 0; NaN gives False)."""

@@ -6,6 +6,7 @@ import functools
 import gc
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
@@ -17,7 +18,8 @@ from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
-from exporters.onnx._targets import TARGETS
+from exporters.onnx._placement import CpuFallbackWarning, cpu_nodes
+from exporters.onnx._targets import TARGETS, Target
 from exporters.onnx._types import onnx_type
 from exporters.onnx._weights import bind as bind_weights
 from exporters.onnx._weights import lower_weight
@@ -28,13 +30,14 @@ from graphdsl.printing import value_names
 from graphdsl.verify import verify
 from graphdsl.weights import Weights, declared_weights
 
-__all__ = ["EXTERNAL_DATA_THRESHOLD", "MIN_OPSET", "export"]
+__all__ = ["DATA_FOLDER", "EXTERNAL_DATA_THRESHOLD", "MIN_OPSET", "export"]
 
 _COMPLEX = frozenset(d for d in DType if d.kind is Kind.complex)
 MIN_OPSET = 18  # ReduceMax/ReduceMin take axes as an input, Bitwise* exist
 _FLOAT8_OPSET = 19
 IR_VERSION = 10  # onnxruntime 1.31 loads IR <= 10 models built with onnx 1.23
 EXTERNAL_DATA_THRESHOLD = 1 << 30  # constants above 1 GiB in all go to external data
+DATA_FOLDER = "graphdsl.data_folder"  # metadata of a returned model whose data is in a file
 _FRESH_LIKE = re.compile(r".*_[0-9]+")  # the names Builder.fresh makes: f"{hint}_{count}"
 
 
@@ -262,7 +265,33 @@ def _export(
     if b.external is not None:
         b.external.close()
     _check_and_save(model, files, external=large, check=check)
+    if tgt.fallback is not None:
+        _warn_cpu_nodes(graph, model, tgt)
+    if files is not None and large:
+        # where the data file is, for run(model) from any working directory (the saved file
+        # has no such entry: onnxruntime finds its data beside it)
+        entry = model.metadata_props.add()
+        entry.key, entry.value = DATA_FOLDER, os.path.dirname(os.path.abspath(files.path))
     return model
+
+
+def _warn_cpu_nodes(graph: Graph, model: ModelProto, tgt: Target) -> None:
+    """A CpuFallbackWarning naming the nodes onnxruntime will run on the CPU provider."""
+    try:
+        found = cpu_nodes(model, tgt)
+    except Exception:  # onnx's shape inference refusing a model onnxruntime can still run
+        return
+    if found:
+        copies = sum(n.copies for n in found)
+        warnings.warn(
+            f"graph {graph.name!r} exported for {tgt.name!r}: {len(found)} node(s) run on "
+            f"{tgt.fallback.provider if tgt.fallback else 'the CPU'} (no {tgt.provider} "
+            f"kernel), {copies} tensor copies between the devices per run: "
+            + "; ".join(str(n) for n in found[:8]) + ("; ..." if len(found) > 8 else "")
+            + " (exporters.onnx.cpu_nodes(model) lists them)",
+            CpuFallbackWarning,
+            stacklevel=4,
+        )
 
 
 def _count(shape: tuple[int | str, ...]) -> int:

@@ -20,6 +20,8 @@ int8.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import onnx
 from onnx import ModelProto, numpy_helper
@@ -110,10 +112,12 @@ def _dequantized_bytes(model: ModelProto, dequantizes: list[Found]) -> int:
     return total
 
 
-def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[str]:
-    """The optimizers to leave out of a session of ``model``: :data:`ALWAYS_OFF`, and those of
-    :data:`SOMETIMES_OFF` that would change its results. ``folder`` holds its external data
-    (a Conv filter stored there is read to check it)."""
+def optimizers_off(
+    model: ModelProto, folder: str | None = None, providers: Sequence[str] = ()
+) -> frozenset[str]:
+    """The optimizers to leave out of a session of ``model`` on ``providers``:
+    :data:`ALWAYS_OFF`, and those of :data:`SOMETIMES_OFF` that would change its results.
+    ``folder`` holds its external data (a Conv filter stored there is read to check it)."""
     off = set(ALWAYS_OFF)
     found = _watched(model.graph)
     if _dequantized_bytes(model, found["DequantizeLinear"]) >= FOLD_DEQUANTIZED_BELOW:
@@ -122,9 +126,44 @@ def optimizers_off(model: ModelProto, folder: str | None = None) -> frozenset[st
         off.add("ConstantFolding")
     if not _finite_conv_filters(model, folder, found["Conv"]):
         off.add("NchwcTransformer")
-    if not _means_over_non_empty_axes(model, found["ReduceMean"]):
+    cuda = "CUDAExecutionProvider" in providers
+    if not _means_over_non_empty_axes(model, found["ReduceMean"]) or (
+        cuda and not _cuda_norms_fuse_exactly(model, found)
+    ):
         off.add("SimplifiedLayerNormFusion")
     return frozenset(off)
+
+
+def _cuda_norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]]) -> bool:
+    """On CUDA the RMS norm fusion also takes in a Cast before the pattern (a norm computed in
+    float32 from another type), whose fused node then refuses its int16 or bfloat16 input
+    (InvalidGraph, or no kernel at load), and it computes a float64 norm in float32
+    (measured: 2.7824329 for 2.7824333): safe only where every ReduceMean reads a float32 or
+    float16 square of a value that no Cast made."""
+    means = found["ReduceMean"]
+    if not means:
+        return True
+    producers = {o: n for n in model.graph.node for o in n.output}
+    types = _value_types(model)
+    for node, _ in means:
+        if types.get(node.input[0]) not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16):
+            return False
+        square = producers.get(node.input[0])
+        if square is not None and any(
+            producers.get(i) is not None and producers[i].op_type == "Cast"
+            for i in square.input
+        ):
+            return False
+    return True
+
+
+def _value_types(model: ModelProto) -> dict[str, int]:
+    """The element type of every value onnx's shape inference types ({} where it fails)."""
+    try:
+        g = onnx.shape_inference.infer_shapes(_without_weights(model)).graph
+    except Exception:  # onnx's inference refusing a model onnxruntime may still load
+        return {}
+    return {v.name: v.type.tensor_type.elem_type for v in (*g.input, *g.value_info, *g.output)}
 
 
 Found = tuple[onnx.NodeProto, bool]  # a node, and whether it is in a subgraph

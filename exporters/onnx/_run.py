@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,16 +19,19 @@ from onnx import ModelProto
 
 from exporters.onnx import _optimizers
 from exporters.onnx._devices import providers_for
-from exporters.onnx._export import export
+from exporters.onnx._export import DATA_FOLDER, export
 from exporters.onnx._files import external_data_problem, file_stamp, writes
+from exporters.onnx._lower.checks import INDEX_CHECK
 from exporters.onnx._skeleton import read_skeleton, split_weights
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, bind_inputs, match_names
 
 __all__ = [
+    "Options",
     "RunError",
     "inference_session",
+    "options",
     "run",
     "session_options",
 ]
@@ -43,48 +48,191 @@ _NP_OF_ONNX = {  # for checking inputs of models not built from a Graph
 
 
 class RunError(ValueError):
-    """Inputs that do not fit the model, or a model that cannot run."""
+    """Inputs that do not fit the model, or a model that onnxruntime cannot load or run (its
+    message, with the graphdsl op and source line of the node that failed)."""
 
 
-def session_options() -> ort.SessionOptions:
-    """The options of run()'s sessions: onnxruntime's defaults (every graph optimization,
-    ORT_ENABLE_ALL), warnings not logged. The optimizers that change results are left out
-    when the session is made (:func:`inference_session`)."""
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
+# every exception onnxruntime's binding raises (Fail, InvalidGraph, NotImplemented,
+# RuntimeException, InvalidArgument, ...): each becomes a RunError
+_ORT_ERRORS: tuple[type[BaseException], ...] = tuple(
+    v for v in vars(ort.capi.onnxruntime_pybind11_state).values()
+    if isinstance(v, type) and issubclass(v, Exception)
+)  # fmt: skip
+_CUDA = "CUDAExecutionProvider"
+# run options that keep onnxruntime from logging a failing node to stderr: the RunError says it
+_QUIET = ort.RunOptions()
+_QUIET.log_severity_level = 4
+_NODE_NAME = re.compile(r"Name:'([^']*)'")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How run() makes a session: providers with their options, threads, the user's
+    SessionOptions (by identity). One value, the session cache's key with the model."""
+
+    providers: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    threads: int | None = None
+    session_options: Any = None  # an ort.SessionOptions, compared by identity
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Options)
+            and self.providers == other.providers
+            and self.threads == other.threads
+            and self.session_options is other.session_options
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.providers, self.threads, id(self.session_options)))
+
+    @property
+    def names(self) -> list[str]:
+        return [p for p, _ in self.providers]
+
+    def for_ort(self) -> tuple[list[str], list[dict[str, str]]]:
+        return self.names, [dict(o) for _, o in self.providers]
+
+
+def options(
+    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+    *,
+    threads: int | None = None,
+    session_options: Any = None,
+    provider_options: Mapping[str, Mapping[str, Any]] | None = None,
+    tf32: bool = False,
+) -> Options:
+    """run()'s session options as one value (what :func:`run` and :func:`inference_session`
+    take as keywords).
+
+    ``providers``: names, or (name, options) pairs as onnxruntime takes them; those not
+    available here are dropped with one warning, and the CPU provider always ends the list
+    (it runs the nodes the others have no kernel for). ``provider_options``: options by
+    provider name, merged over those of the pairs. ``tf32``: the CUDA provider's
+    ``use_tf32`` (off by default, so that float32 MatMuls and convolutions round as on the
+    CPU: onnxruntime's own default is on, 1e-3 off the reference). ``threads``: the session's
+    intra-op threads (onnxruntime's default: one per core). ``session_options``: an
+    ``onnxruntime.SessionOptions`` to start from; run() adds its config entries to it, and
+    leaves out the optimizers that change results in any case.
+
+    >>> from exporters.onnx import options
+    >>> o = options(threads=1, tf32=True)
+    >>> o.names, o.threads
+    (['CPUExecutionProvider'], 1)
+    """
+    listed: list[tuple[str, dict[str, str]]] = []
+    for p in providers or [_CPU_ONLY[0]]:
+        name, opts = (p, {}) if isinstance(p, str) else (p[0], dict(p[1]))
+        listed.append((name, {k: str(v) for k, v in opts.items()}))
+    for name, extra in (provider_options or {}).items():
+        for entry in listed:
+            if entry[0] == name:
+                entry[1].update({k: str(v) for k, v in extra.items()})
+    for name, opts in listed:
+        if name == _CUDA:
+            opts.setdefault("use_tf32", "1" if tf32 else "0")
+    chosen = _available(listed)
+    return Options(
+        tuple((n, tuple(sorted(o.items()))) for n, o in chosen), threads, session_options
+    )
+
+
+def session_options(opts: Options | None = None) -> ort.SessionOptions:
+    """The options of run()'s sessions: the user's SessionOptions (``opts.session_options``)
+    or onnxruntime's defaults (every graph optimization, ORT_ENABLE_ALL) with warnings not
+    logged, and ``opts.threads`` intra-op threads. The optimizers that change results are
+    left out when the session is made (:func:`inference_session`)."""
+    so = opts.session_options if opts is not None and opts.session_options is not None else None
+    if so is None:
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+    if opts is not None and opts.threads is not None:
+        so.intra_op_num_threads = opts.threads
     return so
 
 
 def inference_session(
-    model: ModelProto | str | os.PathLike[str], providers: Sequence[str] | None = None
+    model: ModelProto | str | os.PathLike[str],
+    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """An onnxruntime session of ``model`` (a ModelProto or a path) made as run() makes its
     own: :func:`session_options` with the model's config entries, without the optimizers
-    that would change its results (``exporters.onnx._optimizers``); a ModelProto's large
-    weights are handed to onnxruntime as arrays instead of being serialized with it."""
+    that would change its results (``exporters.onnx._optimizers``), TF32 off on CUDA; a
+    ModelProto's large weights are handed to onnxruntime as arrays instead of being
+    serialized with it. ``kwargs``: :func:`options`' keywords (``threads``, ``tf32``,
+    ``session_options``, ``provider_options``). A model onnxruntime cannot load raises
+    :class:`RunError`."""
+    opts = options(providers, **kwargs)
     if isinstance(model, ModelProto):
-        return _new_session(model, model, None, list(providers or _CPU_ONLY))
+        return _new_session(model, model, _folder_of(model), opts)
     path = os.fspath(model)
-    return _new_session(path, _load(path), os.path.dirname(path), list(providers or _CPU_ONLY))
+    return _new_session(path, _load(path), os.path.dirname(path), opts)
 
 
 def _new_session(
-    source: str | ModelProto, proto: ModelProto, folder: str | None, providers: list[str]
+    source: str | ModelProto, proto: ModelProto, folder: str | None, opts: Options
 ) -> Any:
     """A session of ``source`` (a path, or a ModelProto whose large weights go to onnxruntime
     as OrtValues: ``exporters/onnx/_skeleton.py``); ``proto`` is the model as read."""
-    so = session_options()
+    so = session_options(opts)
     for key, value in _optimizers.session_config(proto).items():
         so.add_session_config_entry(key, value)
-    off = set(_optimizers.optimizers_off(proto, folder))
-    if isinstance(source, str):
-        return ort.InferenceSession(source, so, providers=providers, disabled_optimizers=off)
-    serialized, names, values = split_weights(source)
-    if names:
-        so.add_external_initializers(names, values)
-    sess = ort.InferenceSession(serialized, so, providers=providers, disabled_optimizers=off)
+    off = set(_optimizers.optimizers_off(proto, folder, opts.names))
+    providers, provider_options = opts.for_ort()
+    try:
+        if isinstance(source, str):
+            return ort.InferenceSession(source, so, providers=providers,
+                                        provider_options=provider_options,
+                                        disabled_optimizers=off)  # fmt: skip
+        serialized, names, values = split_weights(source, folder)
+        if names:
+            so.add_external_initializers(names, values)
+        sess = ort.InferenceSession(serialized, so, providers=providers,
+                                    provider_options=provider_options,
+                                    disabled_optimizers=off)  # fmt: skip
+    except _ORT_ERRORS as e:
+        raise RunError(_explain(f"onnxruntime could not load {_describe(source)}", e, proto,
+                                opts)) from None  # fmt: skip
     sess.graphdsl_weights = values  # the arrays onnxruntime reads: alive while the session is
     return sess
+
+
+def _explain(what: str, e: BaseException, proto: ModelProto | None, opts: Options) -> str:
+    """``what`` failed with onnxruntime's error ``e``: the failing node's graphdsl op and
+    source line (the exporter names each node after them), what went wrong where it is
+    known (an index out of range, shapes that do not broadcast), and onnxruntime's own
+    message with the providers."""
+    msg = str(e).strip()
+    first = msg.splitlines()[0] if msg else type(e).__name__
+    found = _NODE_NAME.search(msg)
+    name = found.group(1) if found else ""
+    where = name.split("/", 1)[0] if "/" in name else name
+    reason = _reason(msg, name)
+    detail = f"onnxruntime on {', '.join(opts.names)}: {first}"
+    if where and reason:
+        return f"{where}: {reason} ({what}; {detail})"
+    if where:
+        return f"{what} at node {where!r} ({detail})"
+    return f"{what} ({detail})"
+
+
+_GATHER_RANGE = re.compile(r"idx=(-?\d+) must be within the inclusive range \[(-?\d+),(-?\d+)\]")
+_BROADCAST = re.compile(r"broadcast an axis by a dimension other than 1\. (\d+) by (\d+)")
+
+
+def _reason(msg: str, node: str) -> str:
+    """What onnxruntime's message ``msg`` about node ``node`` means, in the reference's words
+    where it is one of the errors run() knows; "" otherwise."""
+    m = _GATHER_RANGE.search(msg)
+    if m:
+        size = int(m.group(3)) + 1
+        return f"index {m.group(1)} is out of range for an axis of size {size}"
+    if INDEX_CHECK in node:
+        return "an index is out of range for its axis"
+    m = _BROADCAST.search(msg)
+    if m:
+        return f"sizes {m.group(1)} and {m.group(2)} do not broadcast"
+    return ""
 
 
 class _Session:
@@ -102,7 +250,7 @@ class _Session:
     def __init__(
         self,
         model: ModelProto | str,
-        providers: list[str],
+        opts: Options,
         source: bytes | ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
         written: int = 0,
         loaded: ModelProto | None = None,
@@ -110,8 +258,10 @@ class _Session:
         self.source = source
         self.written = written
         proto = model if isinstance(model, ModelProto) else loaded or _load(model)
-        folder = os.path.dirname(model) if isinstance(model, str) else None
-        self.sess = _new_session(model, proto, folder, providers)
+        folder = os.path.dirname(model) if isinstance(model, str) else _folder_of(model)
+        self.proto = proto
+        self.opts = opts
+        self.sess = _new_session(model, proto, folder, opts)
         self.inputs = self.sess.get_inputs()
         self.names = [i.name for i in self.inputs]
         self.output_names = [o.name for o in self.sess.get_outputs()]
@@ -172,7 +322,8 @@ class _Session:
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         if not self.raw_in and not any(self.raw_out):
-            outs = self.sess.run(self.output_names, dict(zip(self.names, arrays, strict=True)))
+            feeds = dict(zip(self.names, arrays, strict=True))
+            outs = self.sess.run(self.output_names, feeds, _QUIET)
             return [np.asarray(o) for o in outs]
         feeds = {}
         for name, arr in zip(self.names, arrays, strict=True):
@@ -185,7 +336,7 @@ class _Session:
                 feeds[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
                     view, _onnx_of(raw[1])
                 )
-        outs = self.sess.run_with_ort_values(self.output_names, feeds)
+        outs = self.sess.run_with_ort_values(self.output_names, feeds, _QUIET)
         return [_from_ortvalue(v, r) for v, r in zip(outs, self.raw_out, strict=True)]
 
 
@@ -203,6 +354,14 @@ def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
     result: np.ndarray = np.frombuffer(data, dtype=raw[0]).view(raw[1].np)
     shaped: np.ndarray = result.reshape(v.shape()).copy()
     return shaped
+
+
+def _folder_of(model: ModelProto) -> str | None:
+    """Where the external data of a model returned by export(graph, path) lies."""
+    for entry in model.metadata_props:
+        if entry.key == DATA_FOLDER:
+            return str(entry.value)
+    return None
 
 
 def _load(path: str) -> ModelProto:
@@ -224,12 +383,12 @@ def _io_types(m: ModelProto) -> tuple[dict[str, int], dict[str, int]]:
     return ins, outs
 
 
-_graph_sessions: weakref.WeakKeyDictionary[Graph, dict[tuple[str, ...], _Session]] = (
+_graph_sessions: weakref.WeakKeyDictionary[Graph, dict[Options, _Session]] = (
     weakref.WeakKeyDictionary()
 )
-# by (path, providers) or (id of a proto, providers); the entry keeps the proto alive while
+# by (path, options) or (id of a proto, options); the entry keeps the proto alive while
 # its id is the key, and each hit is checked to be current (the file or proto unchanged)
-_model_sessions: OrderedDict[tuple[Any, tuple[str, ...]], tuple[Any, _Session]] = OrderedDict()
+_model_sessions: OrderedDict[tuple[Any, Options], tuple[Any, _Session]] = OrderedDict()
 _MAX_CACHED = 16
 # protos smaller than this are checked by their serialization, larger ones by equality
 _SERIALIZE_BELOW = 1 << 16
@@ -237,46 +396,46 @@ _warned_fallback = False
 
 
 _CPU_ONLY = ["CPUExecutionProvider"]
+# the last call's (model, its options key, session): the same model again skips the lookups
 _last: tuple[Any, Any, _Session] | None = None
 
 
-def _providers(requested: Sequence[str] | None) -> list[str]:
+def _available(listed: list[tuple[str, dict[str, str]]]) -> list[tuple[str, dict[str, str]]]:
+    """``listed`` without the providers onnxruntime lacks here (warned once), the CPU
+    provider last."""
     global _warned_fallback
-    if not requested:
-        return _CPU_ONLY
     available = set(ort.get_available_providers())
-    chosen = [p for p in requested if p in available]
-    missing = [p for p in requested if p not in available]
+    chosen = [(n, o) for n, o in listed if n in available]
+    missing = [n for n, _ in listed if n not in available]
     if missing and not _warned_fallback:
         _warned_fallback = True
         warnings.warn(
             f"onnxruntime providers {missing} are not available here (available: "
-            f"{sorted(available)}); running on {chosen or ['CPUExecutionProvider']}",
+            f"{sorted(available)}); running on {[n for n, _ in chosen] or _CPU_ONLY}",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    if "CPUExecutionProvider" not in chosen:
-        chosen.append("CPUExecutionProvider")
+    if all(n != _CPU_ONLY[0] for n, _ in chosen):
+        chosen.append((_CPU_ONLY[0], {}))
     return chosen
 
 
-def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Session:
-    key = tuple(providers)
+def _session_for(model: Graph | ModelProto | str, opts: Options) -> _Session:
     if isinstance(model, Graph):
         per = _graph_sessions.setdefault(model, {})
-        sess = per.get(key)
+        sess = per.get(opts)
         if sess is None:
-            target = "cuda" if "CUDAExecutionProvider" in providers else "cpu"
+            target = "cuda" if _CUDA in opts.names else "cpu"
             # onnx.checker serializes the whole model to check its structure, which
             # onnxruntime checks as it loads it: a third of a large model's first run()
             proto = export(model, target=target, check=False)
-            sess = per[key] = _Session(proto, providers)
+            sess = per[opts] = _Session(proto, opts)
         return sess
     if isinstance(model, str):
         path = os.path.abspath(model)
-        mkey: tuple[Any, tuple[str, ...]] = (path, key)
+        mkey: tuple[Any, Options] = (path, opts)
     else:
-        mkey = (id(model), key)
+        mkey = (id(model), opts)
     hit = _model_sessions.get(mkey)
     if hit is not None and hit[1].current(model):
         _model_sessions.move_to_end(mkey)
@@ -285,13 +444,13 @@ def _session_for(model: Graph | ModelProto | str, providers: list[str]) -> _Sess
         written = writes(path)
         stamp = _stamp_file(path)  # before reading: a change after it shows at the next call
         proto = _load(path)
-        sess = _Session(path, providers, _stamps(path, stamp, proto), written, proto)
+        sess = _Session(path, opts, _stamps(path, stamp, proto), written, proto)
     elif _small(model):
-        sess = _Session(model, providers, model.SerializeToString())
+        sess = _Session(model, opts, model.SerializeToString())
     else:
         snapshot = ModelProto()
         snapshot.CopyFrom(model)
-        sess = _Session(model, providers, snapshot)
+        sess = _Session(model, opts, snapshot)
     _model_sessions[mkey] = (model, sess)
     _model_sessions.move_to_end(mkey)
     if len(_model_sessions) > _MAX_CACHED:
@@ -339,31 +498,39 @@ def run(
     model: Graph | ModelProto | str | os.PathLike[str],
     inputs: Mapping[str, Any] | Sequence[Any],
     *,
-    providers: Sequence[str] | None = None,
+    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+    **kwargs: Any,
 ) -> list[np.ndarray]:
     """Execute on onnxruntime; returns one numpy array per output.
 
     ``model`` is a Graph (exported for the provider's target on first use, then cached),
-    a ModelProto or a path. Sessions are cached by what decides the model: a Graph by
-    identity (it is frozen once exported), a path by its file and data files as they are
-    on disk (a model exported again to the same path gets a new session), a ModelProto by
-    its content (compared with a copy at each call: for big models, pass the Graph or the
-    path). ``inputs`` is a dict by name or a list in order; they are
-    checked (names, dtypes, shapes, symbolic dims) before onnxruntime sees them. The
-    default provider is CPU, or :func:`providers_for` of a Graph (CUDA first for a
+    a ModelProto or a path. Sessions are cached by what decides the model and by the
+    session's options: a Graph by identity (it is frozen once exported), a path by its file
+    and data files as they are on disk (a model exported again to the same path gets a new
+    session), a ModelProto by its content (compared with a copy at each call: for big
+    models, pass the Graph or the path). ``inputs`` is a dict by name or a list in order;
+    they are checked (names, dtypes, shapes, symbolic dims) before onnxruntime sees them.
+
+    The default provider is CPU, or :func:`providers_for` of a Graph (CUDA first for a
     graphdsl.max graph with values on ``DeviceRef.GPU()``); ``providers=
     ["CUDAExecutionProvider", "CPUExecutionProvider"]`` uses CUDA where onnxruntime-gpu and
-    a GPU are present and otherwise warns once and runs on CPU.
+    a GPU are present and otherwise warns once and runs on CPU. ``kwargs`` are
+    :func:`options`' keywords: ``threads=``, ``tf32=`` (CUDA's TF32, off by default: exact
+    float32 products), ``provider_options={name: {...}}``, ``session_options=`` (an
+    ``onnxruntime.SessionOptions`` to start from).
 
     Sessions keep onnxruntime's graph optimizations (ORT_ENABLE_ALL) but those that would
     change the model's results (exporters/onnx/_optimizers.py; docs/semantics.md lists
     them); :func:`inference_session` makes the same session. A Graph is exported with
     ``check=False`` (onnxruntime checks the model as it loads it), and a large model's
     weights reach onnxruntime as arrays, not serialized (exporters/onnx/_skeleton.py).
+    Whatever onnxruntime refuses, at load or at run, is a :class:`RunError` that names the
+    graphdsl op and source line of the node that failed, and the providers.
     """
     global _last
     last = _last
-    if last is not None and last[0] is model and last[1] is providers and last[2].current(model):
+    key = (providers, *kwargs.values()) if kwargs else providers
+    if last is not None and last[0] is model and last[1] == key and last[2].current(model):
         sess = last[2]  # the same model again, unchanged: skip the lookups
     else:
         if isinstance(model, os.PathLike):
@@ -371,12 +538,13 @@ def run(
         if isinstance(model, str) and not os.path.exists(model):
             raise RunError(f"no model file at {model!r}")
         default = providers_for(model) if isinstance(model, Graph) else None
-        sess = _session_for(model, _providers(providers if providers is not None else default))
-        _last = (model, providers, sess)
+        opts = options(providers if providers is not None else default, **kwargs)
+        sess = _session_for(model, opts)
+        _last = (model, key, sess)
     try:
         feeds = sess.fast_feeds(inputs) if sess.plain else None
         if feeds is not None:  # the common case: arrays that fit exactly, no conversions
-            outs: list[np.ndarray] = sess.sess.run(sess.output_names, feeds)
+            outs: list[np.ndarray] = sess.sess.run(sess.output_names, feeds, _QUIET)
             return outs
         if isinstance(model, Graph):
             try:
@@ -385,15 +553,37 @@ def run(
                 raise RunError(str(e)) from None
             return sess(arrays)
         return sess(_check_model_inputs(sess, inputs))
-    except (ort.capi.onnxruntime_pybind11_state.Fail,
-            ort.capi.onnxruntime_pybind11_state.InvalidArgument,
-            ort.capi.onnxruntime_pybind11_state.RuntimeException) as e:  # fmt: skip
+    except _ORT_ERRORS as e:
         # inputs were checked against the model's types: what fails here is a size that the
-        # types leave open (a symbolic one that holds only for some bindings)
-        raise RunError(f"onnxruntime could not run {_describe(model)}: {e}") from None
+        # types leave open (a symbolic one that holds only for some bindings), or an index
+        msg = _explain(f"onnxruntime could not run {_describe(model)}", e, sess.proto, sess.opts)
+        if isinstance(model, Graph):
+            msg = _reference_says(model, inputs) or msg
+        raise RunError(msg) from None
+
+
+def _reference_says(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> str | None:
+    """The reference's own error for ``inputs`` (the op, its source line and what is wrong,
+    as gd.evaluate says it), where onnxruntime failed; None where the reference runs them
+    (or needs weights run() does not have)."""
+    from graphdsl.evaluate import evaluate
+    from graphdsl.types import IndexRangeError
+    from graphdsl.weights import declared_weights
+
+    if declared_weights(graph):
+        return None
+    try:
+        evaluate(graph, inputs)
+    except (IndexRangeError, ValueError, TypeError) as e:
+        return f"{e} (onnxruntime refused the inputs too)"
+    except Exception:  # the reference failing otherwise says nothing about the inputs
+        return None
+    return None
 
 
 def _describe(model: object) -> str:
+    if isinstance(model, ModelProto):
+        return f"model {model.graph.name!r}"
     if isinstance(model, Graph):
         return f"graph {model.name!r}"
     if isinstance(model, str):

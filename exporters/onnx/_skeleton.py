@@ -17,6 +17,7 @@ GPT-2-sized block (186 MB of float32 weights) cost twice a plain ``InferenceSess
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -196,16 +197,20 @@ def _copy_fields(src: Any, dst: Any, skip: str) -> None:
             setattr(dst, fd.name, value)
 
 
-def split_weights(model: ModelProto) -> tuple[bytes, list[str], list[Any]]:
+def split_weights(
+    model: ModelProto, folder: str | None = None
+) -> tuple[bytes, list[str], list[Any]]:
     """``model`` serialized without the bytes of its large raw-data initializers, their
     names, and OrtValues holding them, for ``SessionOptions.add_external_initializers``.
 
     Each large tensor's bytes are copied once, from the proto into a numpy array that the
-    OrtValue wraps (the caller keeps the OrtValues alive as long as the session). ``model``
-    is not changed.
+    OrtValue wraps (the caller keeps the OrtValues alive as long as the session). Tensors
+    whose data lies in external files are read (memory-mapped) from ``folder``, where the
+    model's files are, so that onnxruntime need not find them from the working directory.
+    ``model`` is not changed.
     """
     graph = model.graph
-    big = [t for t in graph.initializer if _movable(t)]
+    big = [t for t in graph.initializer if _movable(t) or (folder and _external(t))]
     if not big or sys.byteorder != "little":  # (raw data is little-endian)
         return model.SerializeToString(), [], []
     skeleton = ModelProto()
@@ -223,13 +228,34 @@ def split_weights(model: ModelProto) -> tuple[bytes, list[str], list[Any]]:
         stub.dims.extend(t.dims)
         stub.data_location = TensorProto.EXTERNAL
         stub.external_data.add(key="location", value=_PLACE)
-        array = np.frombuffer(t.raw_data, dtype=_VIEW[t.data_type]).reshape(tuple(t.dims))
+        if t.data_location == TensorProto.EXTERNAL:
+            array = _mapped(t, folder or "")
+        else:
+            array = np.frombuffer(t.raw_data, dtype=_VIEW[t.data_type]).reshape(tuple(t.dims))
         if t.data_type in _NATIVE:
             values.append(ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array, t.data_type))
         else:
             values.append(ort.OrtValue.ortvalue_from_numpy(array))
         names.append(t.name)
     return skeleton.SerializeToString(), names, values
+
+
+def _external(t: TensorProto) -> bool:
+    return t.data_location == TensorProto.EXTERNAL and t.data_type in _VIEW
+
+
+def _mapped(t: TensorProto, folder: str) -> np.ndarray:
+    """The data of external tensor ``t`` from its file in ``folder``, memory-mapped."""
+    info = {e.key: e.value for e in t.external_data}
+    shape = tuple(t.dims)
+    dtype = np.dtype(_VIEW[t.data_type])
+    count = int(np.prod(shape)) if shape else 1
+    path = os.path.join(folder, info["location"])
+    if count == 0:
+        return np.zeros(shape, dtype)
+    data = np.memmap(path, dtype=dtype, mode="r", offset=int(info.get("offset", 0)),
+                     shape=(count,))  # fmt: skip
+    return np.asarray(data).reshape(shape)
 
 
 def _movable(t: TensorProto) -> bool:

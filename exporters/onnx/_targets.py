@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from exporters.onnx._kernels import load_kernels
 
-__all__ = ["ROUNDS_ONCE", "TARGETS", "Target"]
+__all__ = ["CUDA_BROKEN", "CUDA_QUIRKS", "ROUNDS_ONCE", "TARGETS", "Target"]
 
 # Ops every provider has for int64 shape data and control flow: assumed where a table does
 # not list them (the CPU table measures Shape, Gather and Slice per element type; the CUDA
@@ -58,13 +58,89 @@ ROUNDS_ONCE: dict[str, dict[str, frozenset[str]]] = {
 }
 
 
+# (op key -> element types) that onnxruntime-gpu 1.31.1's CUDA provider registers (it places
+# such a node on the GPU) but whose kernel fails at run time or computes otherwise than the
+# lowerings assume: the exporter does not emit them for target "cuda" (a lowering rewrites
+# them, or widens, or takes the CPU provider's kernel where CUDA registers none). Measured on
+# an H200 (2026-11-26: shared/gpu/cuda-h200-2026-11-26.tsv, and scripts/probe_cuda.py's
+# node-by-node comparison with the CPU provider over the test matrix).
+CUDA_BROKEN: dict[str, frozenset[str]] = {
+    # "Unimplemented 'to' argument value: 11" (float8 -> double, NOT_IMPLEMENTED at run time);
+    # double -> float8 "must define saturate" (only saturate=1 runs); float8 -> bfloat16
+    # reinterprets the bits (10 -> 524288): each goes through float32 (Builder.cast)
+    "Cast": frozenset({"FLOAT8E4M3FN->DOUBLE", "FLOAT8E5M2->DOUBLE", "DOUBLE->FLOAT8E4M3FN",
+                       "DOUBLE->FLOAT8E5M2", "FLOAT8E4M3FN->BFLOAT16", "FLOAT8E5M2->BFLOAT16"}),
+    # reduction="add": "element_type N not implemented for ScatterND operator" but for
+    # float32 and float16 (atomic adds)
+    "ScatterND_add": frozenset({"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16",
+                                "UINT32", "UINT64", "DOUBLE", "BFLOAT16"}),
+    # NaN -> 0 (the reference: the lowest value), +inf and values past the range wrap
+    # (float16 65504 / 0.37 -> 0 in uint8): the composed form instead
+    "QuantizeLinear": frozenset({"FLOAT", "FLOAT16", "BFLOAT16"}),
+    "QuantizeLinear_uint8": frozenset({"FLOAT", "FLOAT16", "BFLOAT16"}),
+    # Sign(NaN) is 0 (the reference and the CPU kernel: NaN)
+    "Sign": frozenset({"FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16"}),
+    # double: computed to float32's precision (6.65751488e-04 for 6.65751502e-04)
+    "Softmax": frozenset({"DOUBLE"}),
+    "LogSoftmax": frozenset({"DOUBLE"}),
+    # double and float16: half-pixel coordinates in float32, weights and sums in the half
+    # type (1e-7 off in float64, 2e-3 in float16): the gathered taps instead, as on the CPU
+    "Resize_linear": frozenset({"DOUBLE", "FLOAT16"}),
+    "Resize_cubic": frozenset({"DOUBLE", "FLOAT16"}),
+    # int64 sums saturate at the type's limits (the reference wraps)
+    "ReduceSum": frozenset({"INT64"}),
+}
+# documented in OperatorKernels.md but not registered in the build: the node then has no
+# provider at all ("Provider type for ConvTranspose node with name '' is not set")
+CUDA_UNREGISTERED: dict[str, frozenset[str]] = {"ConvTranspose": frozenset({"DOUBLE"})}
+
+# Behaviours of the CUDA kernels that the lowerings rewrite around (Target.quirk), measured
+# as CUDA_BROKEN was; each name is read by the lowering it names.
+CUDA_QUIRKS: dict[str, str] = {
+    "empty_reduction_fails": "Reduce* over an empty axis fail (reduction_ops.cc: "
+    "PrepareForReduce); the CPU kernels give the identity",
+    "topk_order": "TopK's bitonic sort compares NaN as equal to everything and its radix sort "
+    "orders -0.0 before +0.0; the key is made NaN-free and zero-signless (selection.py)",
+    "maxpool_lowest": "MaxPool starts from the lowest finite value: a window of -inf (or "
+    "padding and -inf) gives -max instead of -inf (vision.py)",
+    "conv_skips_padding": "Conv (cuDNN) leaves the zero padding out of the sums: an inf or NaN "
+    "filter tap over padding gives no NaN, and a sum of -0.0 products stays -0.0 (vision.py)",
+    "logsoftmax_unshifted": "LogSoftmax computes x - (max + log(sum)), which loses log(sum) "
+    "next to a large max (65534 gives -0.69140625 for -0.6931472): shifted first (nn.py)",
+    "cumsum_order": "CumSum sums from +0.0 (a lone -0.0 gives +0.0) and its reverse sums add "
+    "in forward order (0.6000000238 for 0.5999999046): reversed with Slice, sign repaired",
+    "prod_zero_sign": "ReduceProd gives +0.0 for a product of -0.0 (selection of the sign by "
+    "the count of negative factors, reduction.py)",
+    "scatter_duplicates": "ScatterElements and ScatterND write repeated indices in no fixed "
+    "order (the reference: the last write wins): duplicates are written the last value",
+    "unchecked_indices": "Gather, GatherElements, GatherND, ScatterElements and ScatterND "
+    "read and write out of range indices without an error: the exporter checks them",
+    "blocked_quantization": "QuantizeLinear and DequantizeLinear with block_size fail "
+    "('Unsupported quantization type'): composed",
+    "float8_cast_fusion": "onnxruntime's cast optimizers fuse float8 -> float32 -> bfloat16 "
+    "into the broken float8 -> bfloat16 Cast: a '+ -0.0' (exact) between them",
+}
+
+
 @dataclass(frozen=True)
 class Target:
+    """An onnxruntime provider as the lowerings see it.
+
+    ``kernels``: the (op key, type) pairs whose kernels compute what the lowerings assume.
+    ``registered``: what the provider claims (places on itself), a superset; None: the same
+    as ``kernels``. ``fallback``: the provider behind it in a session (CPU behind CUDA),
+    whose kernel runs a pair the provider does not register. ``quirks``: named behaviours
+    of its kernels that the lowerings rewrite around (CUDA_QUIRKS).
+    """
+
     name: str
     kernels: dict[str, frozenset[str]]
     provider: str
     # ROUNDS_ONCE's entry for the target: empty unless given
     rounds_once_kernels: dict[str, frozenset[str]] = field(default_factory=dict)
+    registered: dict[str, frozenset[str]] | None = None
+    fallback: Target | None = None
+    quirks: frozenset[str] = frozenset()
 
     def has(self, op: str, type_name: str) -> bool:
         kernels = self.kernels.get(op)
@@ -72,8 +148,30 @@ class Target:
             return op in _STRUCTURAL
         return type_name in kernels
 
+    def registers(self, op: str, type_name: str) -> bool:
+        """Does the provider place an ``op`` node of ``type_name`` on itself (whether or not
+        its kernel is one the lowerings use)?"""
+        if self.registered is None:
+            return self.has(op, type_name)
+        kernels = self.registered.get(op)
+        return op in _STRUCTURAL if kernels is None else type_name in kernels
+
+    def falls_back(self, op: str, type_name: str) -> bool:
+        """Would onnxruntime run ``op`` on ``type_name`` on the fallback provider (this one
+        registers no kernel for it, the fallback has one)?"""
+        fb = self.fallback
+        return fb is not None and not self.registers(op, type_name) and fb.has(op, type_name)
+
     def has_cast(self, src: str, dst: str) -> bool:
         return f"{src}->{dst}" in self.kernels.get("Cast", frozenset())
+
+    def runs_cast(self, src: str, dst: str) -> bool:
+        """A Cast from ``src`` to ``dst`` runs right here or on the fallback provider."""
+        return self.has_cast(src, dst) or self.falls_back("Cast", f"{src}->{dst}")
+
+    def quirk(self, name: str) -> bool:
+        """Does the provider's kernel behave as CUDA_QUIRKS[name] says?"""
+        return name in self.quirks
 
     def rounds_once(self, op: str, type_name: str) -> bool:
         """Does ``op`` (a table key) have a kernel for the narrow float ``type_name`` that
@@ -82,9 +180,25 @@ class Target:
         return type_name in self.rounds_once_kernels.get(op, ()) and self.has(op, type_name)
 
 
+def _without(table: dict[str, frozenset[str]], drop: dict[str, frozenset[str]]) -> dict[
+    str, frozenset[str]
+]:
+    return {op: types - drop.get(op, frozenset()) for op, types in table.items()}
+
+
+_CPU = Target("cpu", load_kernels("cpu").kernels, "CPUExecutionProvider", ROUNDS_ONCE["cpu"])
+_CUDA_DOCUMENTED = load_kernels("cuda").kernels
+_CUDA_REGISTERED = _without(_CUDA_DOCUMENTED, CUDA_UNREGISTERED)
+
 TARGETS = {
-    "cpu": Target("cpu", load_kernels("cpu").kernels, "CPUExecutionProvider", ROUNDS_ONCE["cpu"]),
+    "cpu": _CPU,
     "cuda": Target(
-        "cuda", load_kernels("cuda").kernels, "CUDAExecutionProvider", ROUNDS_ONCE["cuda"]
+        "cuda",
+        _without(_CUDA_REGISTERED, CUDA_BROKEN),
+        "CUDAExecutionProvider",
+        ROUNDS_ONCE["cuda"],
+        registered=_CUDA_REGISTERED,
+        fallback=_CPU,
+        quirks=frozenset(CUDA_QUIRKS),
     ),
 }

@@ -18,6 +18,7 @@ from exporters.onnx._lower import nn as nn
 from exporters.onnx._lower import norm as norm
 from exporters.onnx._lower import quant as quant
 from exporters.onnx._lower import reduction as reduction
+from exporters.onnx._lower import scatter as scatter
 from exporters.onnx._lower import selection as selection
 from exporters.onnx._lower import shape as shape
 from exporters.onnx._lower import unary as unary

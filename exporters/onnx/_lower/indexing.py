@@ -1,11 +1,11 @@
 """Lowerings of the indexing ops to ONNX's native operators (Gather, GatherND, Slice,
-ScatterElements, ScatterND, Range, Trilu), all exact: they move values without arithmetic.
+Range, Trilu, Split, Tile; the scatters are in scatter.py), all exact: they move values
+without arithmetic.
 
-Index operands become int64 (int32 where the operator takes it); uint64 indices past
-int64's range are clamped to int64's maximum first, so they stay out of range (onnxruntime
-then fails with the node's name) instead of wrapping onto a valid negative index. Nodes
-that index carry the graphdsl op and its source line as their ONNX name: onnxruntime's
-bounds errors quote it.
+Index operands become int64 (int32 where the operator takes it; checks.py), checked at run
+time where the target's kernels do not check them. Every ONNX node carries the graphdsl op
+and its source line in its name: onnxruntime's bounds errors quote it, and run() reads it
+back.
 """
 
 from __future__ import annotations
@@ -14,28 +14,12 @@ from onnx import helper
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower.checks import checked_indices, int64_indices
 from exporters.onnx._lower.shape import _with_shape
-from exporters.onnx._types import storage
 from graphdsl.graph import Symbol
 
 _I64_MAX = 2**63 - 1
 _I64_MIN = -(2**63)
-
-
-def _indices(b: Builder, v: V, *, int32_ok: bool = True) -> str:
-    """An index operand as an ONNX index tensor (int64, or int32 where allowed)."""
-    d = storage(v.dtype)
-    if d is T.int64 or (d is T.int32 and int32_ok):
-        return v.name
-    if d is T.uint64:
-        v = b.node("Min", [v.name, b.scalar(_I64_MAX, T.uint64).name], T.uint64)
-    return b.cast(v, T.int64).name
-
-
-def _named(b: Builder, node: Symbol, out: V) -> V:
-    """Name the ONNX node just added after ``node`` (its op and source line)."""
-    b.nodes[-1].name = b.fresh(f"{node.op} at {node.loc}" if node.loc else node.op)
-    return out
 
 
 def _moving(b: Builder, op: str, x: V) -> V:
@@ -47,45 +31,25 @@ def _moving(b: Builder, op: str, x: V) -> V:
 def _gather(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x, idx = args
     xc = _moving(b, "Gather", x)
-    out = b.node("Gather", [xc.name, _indices(b, idx)], xc.dtype, axis=node.attrs["axis"])
-    return b.cast(_named(b, node, out), x.dtype)
+    axis = int(node.attrs["axis"]) % node.inputs[0].rank
+    checks = b.target.quirk("unchecked_indices")
+    index = int64_indices(b, idx, int32_ok=not checks)
+    index = checked_indices(b, index, [node.inputs[0].shape[axis]], dims, per_component=False)
+    out = b.node("Gather", [xc.name, index], xc.dtype, axis=axis)
+    return b.cast(out, x.dtype)
 
 
 @register("gather_nd")
 def _gather_nd(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x, idx = args
     xc = _moving(b, "GatherND", x)
-    out = b.node("GatherND", [xc.name, _indices(b, idx, int32_ok=False)], xc.dtype,
-                 batch_dims=node.attrs["batch_dims"])  # fmt: skip
-    return b.cast(_named(b, node, out), x.dtype)
-
-
-def _scatter_lowering(onnx_op: str, reduction: str) -> None:
-    key = onnx_op + ("_add" if reduction == "add" else "")
-    elements = onnx_op == "ScatterElements"
-
-    def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-        x, u, idx = args
-        xc = _moving(b, key, x)
-        uc = b.cast(u, xc.dtype)
-        attrs: dict[str, str | int] = {"reduction": reduction}
-        if elements:
-            attrs["axis"] = node.attrs["axis"]
-        index = _indices(b, idx, int32_ok=elements)
-        out = b.node(onnx_op, [xc.name, index, uc.name], xc.dtype, "", **attrs)
-        return b.cast(_named(b, node, out), x.dtype)
-
-    register(node_op(onnx_op, reduction))(lower)
-
-
-def node_op(onnx_op: str, reduction: str) -> str:
-    base = "scatter" if onnx_op == "ScatterElements" else "scatter_nd"
-    return base + ("_add" if reduction == "add" else "")
-
-
-for _op in ("ScatterElements", "ScatterND"):
-    for _reduction in ("none", "add"):
-        _scatter_lowering(_op, _reduction)
+    batch = int(node.attrs["batch_dims"])
+    k = int(node.inputs[1].shape[-1])
+    index = int64_indices(b, idx, int32_ok=False)
+    sizes = list(node.inputs[0].shape[batch : batch + k])
+    index = checked_indices(b, index, sizes, dims, per_component=True)
+    out = b.node("GatherND", [xc.name, index], xc.dtype, batch_dims=batch)
+    return b.cast(out, x.dtype)
 
 
 @register("slice_tensor")
@@ -102,7 +66,7 @@ def _slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         xc = _moving(b, "Gather", x)
         out = b.node("Gather", [xc.name, b.const(taken[ints[0]][1], T.int64).name], xc.dtype,
                      axis=ints[0])  # fmt: skip
-        v = b.cast(_named(b, node, out), x.dtype)
+        v = b.cast(out, x.dtype)
         return _with_shape(b, "Unsqueeze", v, b.int64s(new)) if new else v
     v = x
     if ints or sliced:
@@ -115,7 +79,7 @@ def _slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
             steps.append(step)
         xc = _moving(b, "Slice", x)
         inputs = [xc.name, *(b.int64s(vals) for vals in (starts, ends, axes, steps))]
-        v = b.cast(_named(b, node, b.node("Slice", inputs, xc.dtype)), x.dtype)
+        v = b.cast(b.node("Slice", inputs, xc.dtype), x.dtype)
     if ints:
         v = _with_shape(b, "Squeeze", v, b.int64s(ints))
     if new:
@@ -153,12 +117,12 @@ def _range(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # int64 values start + i * step, converted (wrapping) to the dtype, as the reference
         bounds = [dims.scalar(v) if isinstance(v, str) else b.const(v, T.int64).name
                   for v in (start, stop, step)]  # fmt: skip
-        r = _named(b, node, b.node("Range", bounds, T.int64))
+        r = b.node("Range", bounds, T.int64)
         return b.cast(r, want)
     # float: start + i * step in float64 for a static count, rounded once to the dtype
     n = node.type.shape[0]
-    i = _named(b, node, b.node("Range", [b.const(0, T.int64).name, b.const(n, T.int64).name,
-                                         b.const(1, T.int64).name], T.int64))  # fmt: skip
+    i = b.node("Range", [b.const(0, T.int64).name, b.const(n, T.int64).name,
+                                         b.const(1, T.int64).name], T.int64)  # fmt: skip
     f = b.cast(i, T.float64)
     scaled = b.node("Mul", [f.name, b.scalar(float(step), T.float64).name], T.float64)
     value = b.node("Add", [scaled.name, b.scalar(float(start), T.float64).name], T.float64)

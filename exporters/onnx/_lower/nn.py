@@ -40,28 +40,48 @@ def _in_f32(b: Builder, op: str, x: V) -> bool:
 def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # narrow floats in float32, rounded once; on CUDA float16 and bfloat16 run their own
     # kernel, which does the same (exporters/onnx/_targets.py, ROUNDS_ONCE)
-    narrow = _in_f32(b, "Softmax", args[0])
-    return b.elementwise("Softmax", args, narrow_in_f32=narrow, axis=int(node.attrs["axis"]))
+    x, axis = args[0], int(node.attrs["axis"])
+    narrow = _in_f32(b, "Softmax", x)
+    cd = T.float32 if narrow and x.dtype in NARROW else storage(x.dtype)
+    if b.target.has("Softmax", type_name(cd)) or b.target.falls_back("Softmax", type_name(cd)):
+        return b.elementwise("Softmax", args, narrow_in_f32=narrow, axis=axis)
+    # no kernel that computes in the dtype's precision (CUDA's double Softmax rounds to
+    # float32's): exp(x - max) / sum, as the reference computes it
+    xc = b.cast(x, cd)
+    size = [node.inputs[0].shape[axis]]
+    m = b.reduce("ReduceMax", xc, [axis], cd, 1, size)
+    e = b.node("Exp", [b.node("Sub", [xc.name, m.name], cd).name], cd)
+    total = b.reduce("ReduceSum", e, [axis], cd, 1, size)
+    return b.cast(b.node("Div", [e.name, total.name], cd), x.dtype)
 
 
 @register("logsoftmax")
 def _logsoftmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"])
     x = args[0]
-    if not _in_f32(b, "LogSoftmax", x):  # CUDA's float16 kernel: float32 inside, one rounding
+    # CUDA's LogSoftmax computes x - (max + log(sum)), which loses log(sum) beside a large
+    # max (_targets.py's CUDA_QUIRKS): there x - max first (the reference's first step), whose
+    # max is 0, then the float32 kernel
+    shift = b.target.quirk("logsoftmax_unshifted")
+    if not shift and not _in_f32(b, "LogSoftmax", x):
         return b.elementwise("LogSoftmax", args, axis=axis)
     cd = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    size = [node.inputs[0].shape[axis]]
     if cd is not T.float64 and b.target.has("LogSoftmax", type_name(cd)):
-        return b.elementwise("LogSoftmax", args, narrow_in_f32=True, axis=axis)
+        if not shift:
+            return b.elementwise("LogSoftmax", args, narrow_in_f32=True, axis=axis)
+        xc = b.cast(x, cd)
+        m = b.reduce("ReduceMax", xc, [axis], cd, 1, size)
+        shifted = b.node("Sub", [xc.name, m.name], cd)
+        return b.cast(b.node("LogSoftmax", [shifted.name], cd, axis=axis), x.dtype)
     # onnxruntime 1.32's double LogSoftmax keeps a NaN or +inf to its own element (measured:
     # [1, nan] gives [46.05, nan], [inf, 1] gives [nan, -inf]; the reference and its float
     # kernel make the whole slice NaN): composed as the reference computes it, (x - max) -
     # log(sum(exp(x - max))) (also where a target has no LogSoftmax); ReduceMax skips NaN,
     # but a NaN still makes the sum NaN
     xc = b.cast(x, cd)
-    axes = b.int64s([axis])
-    m = b.node("ReduceMax", [xc.name, axes], cd, keepdims=1)
+    m = b.reduce("ReduceMax", xc, [axis], cd, 1, size)
     shifted = b.node("Sub", [xc.name, m.name], cd)
-    total = b.node("ReduceSum", [b.node("Exp", [shifted.name], cd).name, axes], cd, keepdims=1)
+    total = b.reduce("ReduceSum", b.node("Exp", [shifted.name], cd), [axis], cd, 1, size)
     r = b.node("Sub", [shifted.name, b.node("Log", [total.name], cd).name], cd)
     return b.cast(r, x.dtype)

@@ -85,6 +85,12 @@ class _Layout:
         # ("block_size must be 0 for per-tensor quantization", measured)
         self.single = all(d == 1 for d in self.scale_shape)
 
+    def blocked_refused(self, b: Builder) -> bool:
+        """Is this a blocked layout that the target's kernels refuse (CUDA's: 'Unsupported
+        quantization type', CUDA_QUIRKS)?"""
+        blocked = self.axis is not None and not self.single and self.block is not None
+        return blocked and b.target.quirk("blocked_quantization")
+
     def attrs(self) -> dict[str, Any]:
         """QuantizeLinear's and DequantizeLinear's attributes (ONNX's axis defaults to 1)."""
         if self.axis is None or self.single:
@@ -140,6 +146,8 @@ def _quantize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     key = _Q_KEY[to]
     # float16 has its own kernel; bfloat16 runs float32's (it divides in float32 anyway)
     cd = next((c for c in (x.dtype, T.float32) if _has(b, key, c)), None)
+    if layout.blocked_refused(b):
+        cd = None
     if cd is None:
         return _quantize_composed(b, x, scale, zp, to, layout, dims)
     ins = [b.cast(x, cd).name, layout.scale(b, b.cast(scale, cd)).name]
@@ -184,7 +192,9 @@ def dequantized(b: Builder, q: V, scale: V, zp: V | None, layout: _Layout, dims:
     the Cast); else composed (Cast, Sub, Mul in float32, as exact)."""
     out = scale.dtype
     native = _DQ_KEY[out] if _has(b, _DQ_KEY[out], q.dtype) else None
-    if native is None and _has(b, "DequantizeLinear", q.dtype):
+    if layout.blocked_refused(b):
+        native = None
+    elif native is None and _has(b, "DequantizeLinear", q.dtype):
         native, scale = "DequantizeLinear", b.cast(scale, T.float32)
     if native is not None:
         ins = [q.name, layout.scale(b, scale).name]

@@ -22,6 +22,7 @@ from exporters.onnx._lower._common import (
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
+from graphdsl.shapes import Dim
 
 
 def _axes(node: Symbol) -> tuple[int, ...]:
@@ -33,10 +34,17 @@ def _keepdims(node: Symbol) -> int:
     return int(bool(node.attrs.get("keepdims")))
 
 
-def _reduce_axes(b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int) -> V:
+def _sizes(node: Symbol, axes: Sequence[int]) -> list[int | str]:
+    """The sizes of the reduced axes of ``node``'s first operand."""
+    shape = node.inputs[0].shape
+    return [shape[a] for a in axes]
+
+
+def _reduce_axes(
+    b: Builder, onnx_op: str, x: V, axes: tuple[int, ...], keep: int, sizes: Sequence[Dim]
+) -> V:
     cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
-    xc = b.cast(x, cd)
-    r = b.node(onnx_op, [xc.name, b.int64s(axes)], cd, keepdims=keep)
+    r = b.reduce(onnx_op, b.cast(x, cd), axes, cd, keep, sizes)
     return b.cast(r, x.dtype)
 
 
@@ -52,11 +60,12 @@ def _extremum(onnx_op: str) -> Lowering:
         if not axes:
             return x
         keep = _keepdims(node)
+        sizes = _sizes(node, axes)
         d = storage(x.dtype)
         if d is T.bool:  # onnxruntime's bool ReduceMax/Min fail on an empty set
-            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep), T.bool)
+            return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep, sizes), T.bool)
         if d is T.uint32:  # exact in float64; int64 ReduceMax/Min are wrong on onnxruntime 1.31
-            r = _reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep)
+            r = _reduce_axes(b, onnx_op, b.cast(x, T.float64), axes, keep, sizes)
             return b.cast(_clamp(b, r, d, lowest), x.dtype)
         if d in (T.int64, T.uint64):
             xi = b.cast(x, T.int64)
@@ -71,21 +80,23 @@ def _extremum(onnx_op: str) -> Lowering:
             return b.cast(r, x.dtype)
         if x.dtype.kind is not Kind.float:
             cd = b.compute_dtype(onnx_op, x.dtype, narrow_in_f32=True)
-            r = b.node(onnx_op, [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+            r = b.reduce(onnx_op, b.cast(x, cd), axes, cd, keep, _sizes(node, axes))
             return b.cast(_clamp(b, r, d, lowest) if cd is not d else r, x.dtype)
-        r = _reduce_axes(b, onnx_op, x, axes, keep)
+        r = _reduce_axes(b, onnx_op, x, axes, keep, _sizes(node, axes))
         if b.exact:
-            r = _zero_sign(b, x, r, axes, keep, lowest)
+            r = _zero_sign(b, x, r, axes, keep, lowest, sizes)
         # onnxruntime's ReduceMax/Min skip NaN; numpy propagates it
         nan = b.cast(b.node("IsNaN", [b.cast(x, T.float32 if x.dtype in NARROW else x.dtype).name],
                             T.bool), T.uint8)  # fmt: skip
-        any_nan = _reduce_axes(b, "ReduceMax", nan, axes, keep)
+        any_nan = _reduce_axes(b, "ReduceMax", nan, axes, keep, _sizes(node, axes))
         return b.select(b.cast(any_nan, T.bool), b.scalar(np.nan, x.dtype), r)
 
     return lower
 
 
-def _zero_sign(b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, lowest: bool) -> V:
+def _zero_sign(
+    b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, lowest: bool, sizes: Sequence[Dim]
+) -> V:
     """``r`` with a zero result signed as IEEE 754-2019 orders zeros (-0.0 < +0.0): the max of
     a set holding +0.0 is +0.0, its min -0.0 if it holds one (onnxruntime keeps whichever
     zero its order of accumulation meets first). Exact: r + 0.0 turns -0.0 into +0.0 and
@@ -96,7 +107,7 @@ def _zero_sign(b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, lowest:
     wanted = b.node("Not", [sign.name], T.bool) if lowest else sign  # max: +0.0; min: -0.0
     is_zero = b.node("Equal", [xf.name, zero.name], T.bool)
     has = b.cast(b.node("And", [is_zero.name, wanted.name], T.bool), T.uint8)
-    found = b.cast(_reduce_axes(b, "ReduceMax", has, axes, keep), T.bool)
+    found = b.cast(_reduce_axes(b, "ReduceMax", has, axes, keep, sizes), T.bool)
     if lowest:
         found = b.node("Not", [found.name], T.bool)  # max: -0.0 where no +0.0 was found
     r_zero = b.node("Equal", [rf.name, zero.name], T.bool)
@@ -126,7 +137,7 @@ def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x, axes, keep = args[0], _axes(node), _keepdims(node)
     if not axes:
         return x
-    sizes = [node.inputs[0].shape[a] for a in axes]
+    sizes = _sizes(node, axes)
     if all(isinstance(n, int) and n > 0 for n in sizes):
         rank = node.inputs[0].rank
         cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
@@ -146,11 +157,11 @@ def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
             elif last:
                 r = b.node("Transpose", [r.name], cd, perm=[0, *range(2, rank), 1])
             return b.cast(r, x.dtype)
-        return _reduce_axes(b, "ReduceMean", x, axes, keep)
+        return _reduce_axes(b, "ReduceMean", x, axes, keep, _sizes(node, axes))
     # ONNX's ReduceMean of an empty set is 0; the reference's is NaN (numpy's): multiply by
     # n / n, which is 1 (exact) unless the reduced element count n is 0 at run time
     cd = b.compute_dtype("ReduceMean", x.dtype, narrow_in_f32=True)
-    r = b.node("ReduceMean", [b.cast(x, cd).name, b.int64s(axes)], cd, keepdims=keep)
+    r = b.reduce("ReduceMean", b.cast(x, cd), axes, cd, keep, sizes)
     shape = b.node("Shape", [b.cast(x, cd).name], T.int64).name
     count = b.node("Squeeze", [_dims_product(b, shape, axes)], T.int64)  # a scalar: the
     n = b.cast(count, cd)  # product must not raise a rank-0 result's rank
@@ -192,16 +203,17 @@ def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if not axes:
         return x
     if x.dtype.kind is Kind.float:
-        return _reduce_axes(b, "ReduceSum", x, axes, keep)
+        return _reduce_axes(b, "ReduceSum", x, axes, keep, _sizes(node, axes))
     # Integers wrap in numpy; ONNX ReduceSum saturates (and int64 goes through double).
     # A MatMul with a ones vector in int64 wraps exactly; the cast back wraps to the type.
     acc = T.int64
     xi = b.cast(x, acc)
-    if not b.target.has("MatMul", "INT64"):
-        # CUDA has no integer MatMul; its int64 ReduceSum accumulates in int64 (not checked
-        # on a GPU here: the CPU kernel's clamping is why MatMul is used where it exists)
-        r = b.node("ReduceSum", [xi.name, b.int64s(axes)], acc, keepdims=keep)
+    if not (b.target.has("MatMul", "INT64") or b.target.falls_back("MatMul", "INT64")):
+        # no MatMul here or behind the target: a ReduceSum (exact below the limits)
+        r = b.reduce("ReduceSum", xi, axes, acc, keep, _sizes(node, axes))
         return b.cast(r, x.dtype)
+    # (CUDA has no integer MatMul and its int64 ReduceSum saturates, as the CPU's does: the
+    # MatMul runs on the CPU provider, in a CUDA session)
     rank = node.inputs[0].rank
     flat, _ = _move_axes_last(b, xi, rank, axes)
     k = b.node("Shape", [flat.name], T.int64, start=-1).name
@@ -218,10 +230,30 @@ def _prod(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if not axes:
         return x
     if x.dtype.kind is Kind.float:
-        return _reduce_axes(b, "ReduceProd", x, axes, keep)
+        r = _reduce_axes(b, "ReduceProd", x, axes, keep, _sizes(node, axes))
+        if b.exact and b.target.quirk("prod_zero_sign"):
+            r = _product_sign(b, x, r, axes, keep, _sizes(node, axes))
+        return r
     # Integer products wrap in numpy; ONNX ReduceProd saturates. Scan multiplies exactly.
     r = _scan_reduce(b, node, b.cast(x, T.int64), axes, keep, "Mul", 1)
     return b.cast(r, x.dtype)
+
+
+def _product_sign(
+    b: Builder, x: V, r: V, axes: tuple[int, ...], keep: int, sizes: Sequence[Dim]
+) -> V:
+    """``r``, a product of ``x`` whose zero the target signs +0.0 always, with the zero signed
+    as the reference's: negative where an odd number of factors is (-0.0 and -inf
+    included); the count is a sum of int32 sign bits, exact."""
+    f = _float(x)
+    xf, rf = b.cast(x, f), b.cast(r, f)
+    negatives = b.cast(b.signbit(xf), T.int32)
+    count = b.reduce("ReduceSum", negatives, axes, T.int32, keep, sizes)
+    odd = b.node("Equal", [b.node("Mod", [count.name, b.scalar(2, T.int32).name], T.int32).name,
+                           b.scalar(1, T.int32).name], T.bool)  # fmt: skip
+    zero = b.node("Equal", [rf.name, b.scalar(0.0, f).name], T.bool)
+    negative_zero = b.node("And", [zero.name, odd.name], T.bool)
+    return b.cast(b.select(negative_zero, b.scalar(-0.0, f), rf), x.dtype)
 
 
 def _scan_reduce(
@@ -282,7 +314,8 @@ def _truth(onnx_op: str) -> Lowering:
             return x
         # in uint8, as max and min of bool do (onnxruntime's bool ReduceMax/Min fail on an
         # empty set): the identities 0 and 255 there are any's False and all's True
-        return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep), T.bool)
+        sizes = _sizes(node, axes)
+        return b.cast(_reduce_axes(b, onnx_op, b.cast(x, T.uint8), axes, keep, sizes), T.bool)
 
     return lower
 
@@ -321,13 +354,13 @@ def _moment(root: bool) -> Lowering:
         c = node.attrs["correction"]
         mean = xf  # no axes: each element is its own mean
         if axes:
-            total = b.node("ReduceSum", [xf.name, b.int64s(axes)], f, keepdims=1)
+            total = b.reduce("ReduceSum", xf, axes, f, 1, _sizes(node, axes))
             count = b.scalar(float(n), f) if isinstance(n, int) else b.cast(n, f)
             mean = b.node("Div", [total.name, count.name], f)
         d = b.node("Sub", [xf.name, mean.name], f)
         squares = b.node("Mul", [d.name, d.name], f)
         if axes:
-            squares = b.node("ReduceSum", [squares.name, b.int64s(axes)], f, keepdims=keep)
+            squares = b.reduce("ReduceSum", squares, axes, f, keep, _sizes(node, axes))
         if isinstance(n, int):
             free = b.scalar(n - c if n > c else 0, f)
         else:  # n - correction in float64 first, as Python computes it, then rounded
@@ -356,11 +389,12 @@ def _logsumexp(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V
     x, axes, keep = args[0], _axes(node), _keepdims(node)
     f = _float(x)
     xf = b.cast(x, f)
-    m = b.node("ReduceMax", [xf.name, b.int64s(axes)], f, keepdims=1) if axes else xf
+    sizes = _sizes(node, axes)
+    m = b.reduce("ReduceMax", xf, axes, f, 1, sizes) if axes else xf
     infinite = b.node("IsInf", [m.name], T.bool)
     shift = b.node("Where", [infinite.name, b.scalar(0.0, f).name, m.name], f)
     e = b.node("Exp", [b.node("Sub", [xf.name, shift.name], f).name], f)
-    s = b.node("ReduceSum", [e.name, b.int64s(axes)], f, keepdims=keep) if axes else e
+    s = b.reduce("ReduceSum", e, axes, f, keep, sizes) if axes else e
     if axes and not keep:
         shift = b.node("Squeeze", [shift.name, b.int64s(axes)], f)
     r = b.node("Add", [b.node("Log", [s.name], f).name, shift.name], f)

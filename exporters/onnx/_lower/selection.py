@@ -68,7 +68,9 @@ _arg_extremum("ArgMax")
 _arg_extremum("ArgMin")
 
 
-def _top_k(b: Builder, x: V, k: int | None, axis: int, largest: int) -> tuple[V, V]:
+def _top_k(
+    b: Builder, x: V, k: int | None, axis: int, largest: int, rank: int
+) -> tuple[V, V]:
     """One ONNX TopK (sorted) of ``k`` elements (the whole axis when None, its size read at
     run time): the values, in the dtype TopK ran in, and the int64 indices. Cached, so that
     the second result of a top_k (or an argsort of the same order) reuses the node."""
@@ -76,23 +78,88 @@ def _top_k(b: Builder, x: V, k: int | None, axis: int, largest: int) -> tuple[V,
     hit = cache.get((x.name, k, axis, largest))
     if hit is not None:
         return hit
+    if x.dtype.kind is Kind.float and b.target.quirk("topk_order"):
+        hit = _total_order_top_k(b, x, k, axis, largest, rank)
+        cache[(x.name, k, axis, largest)] = hit
+        return hit
     key = _ordered(b, x, "TopK")
+    values, indices = _topk_node(b, key, _count(b, key, axis, k), axis, largest)
+    hit = cache[(x.name, k, axis, largest)] = (values, indices)
+    return hit
+
+
+def _count(b: Builder, x: V, axis: int, k: int | None) -> str:
+    """TopK's k: ``k``, or the size of ``axis`` at run time."""
     if k is None:
-        count = b.node("Shape", [key.name], T.int64, start=axis, end=axis + 1).name
-    else:
-        count = b.int64s([k])
+        return b.node("Shape", [x.name], T.int64, start=axis, end=axis + 1).name
+    return b.int64s([k])
+
+
+def _topk_node(b: Builder, key: V, count: str, axis: int, largest: int) -> tuple[V, V]:
     values, indices = b.fresh("topk_values"), b.fresh("topk_indices")
-    b.nodes.add().CopyFrom(helper.make_node(
+    n = b.nodes.add()
+    n.CopyFrom(helper.make_node(
         "TopK", [key.name, count], [values, indices], axis=axis, largest=largest, sorted=1
     ))  # fmt: skip
-    hit = cache[(x.name, k, axis, largest)] = (V(values, key.dtype), V(indices, T.int64))
-    return hit
+    ctx = getattr(b.context, "op", None)
+    if ctx is not None:
+        n.name = f"{ctx} at {getattr(b.context, 'loc', '')}/{values}"
+    return V(values, key.dtype), V(indices, T.int64)
+
+
+def _total_order_top_k(
+    b: Builder, x: V, k: int | None, axis: int, largest: int, rank: int
+) -> tuple[V, V]:
+    """TopK of floats on a target whose TopK compares NaN as equal to everything and orders
+    -0.0 before +0.0 (CUDA: _targets.py's CUDA_QUIRKS): on a key without NaN or signed
+    zeros, ordered as the reference orders (NaN largest, ties to the lower index).
+
+    Narrower floats: the key is float64, +inf made 1e300 and NaN +inf (one TopK). float64
+    has no wider type: a first TopK of (is NaN, position) as unique integers puts the NaNs
+    after the rest (before, for the largest first), in order; the second, of that
+    arrangement with NaN as +inf, then breaks each tie between NaN and +inf by position, as
+    every other tie. The values are gathered from x (NaN payloads, zero signs kept)."""
+    d = storage(x.dtype)
+    f = T.float64
+    xf = b.cast(x, f)
+    nan = b.node("IsNaN", [xf.name], T.bool)
+    inf = b.scalar(np.inf, f)
+    if d is not T.float64:
+        big = b.node("Equal", [xf.name, inf.name], T.bool)
+        finite_inf = b.node("Where", [big.name, b.scalar(1e300, f).name, xf.name], f)
+        key = b.node("Add", [b.node("Where", [nan.name, inf.name, finite_inf.name], f).name,
+                             b.scalar(0.0, f).name], f)  # fmt: skip
+        _, indices = _topk_node(b, key, _count(b, key, axis, k), axis, largest)
+    else:
+        n = b.node("Shape", [xf.name], T.int64, start=axis, end=axis + 1)
+        size = b.node("Squeeze", [n.name, b.int64s([0])], T.int64)
+        pos = b.node("Range", [b.const(0, T.int64).name, size.name, b.const(1, T.int64).name],
+                     T.int64)  # fmt: skip
+        if axis != rank - 1:  # positions along the axis, broadcast over the later axes
+            pos = b.node("Unsqueeze", [pos.name, b.int64s(list(range(1, rank - axis)))],
+                         T.int64)  # fmt: skip
+        flag = b.cast(nan, T.int64) if not largest else b.cast(
+            b.node("Not", [nan.name], T.bool), T.int64)  # fmt: skip
+        order = b.node("Add", [b.node("Mul", [flag.name, size.name], T.int64).name, pos.name],
+                       T.int64)  # fmt: skip
+        _, perm = _topk_node(b, order, _count(b, order, axis, None), axis, 0)
+        y = b.node("GatherElements", [xf.name, perm.name], f, axis=axis)
+        y_nan = b.node("IsNaN", [y.name], T.bool)
+        key = b.node("Add", [b.node("Where", [y_nan.name, inf.name, y.name], f).name,
+                             b.scalar(0.0, f).name], f)  # fmt: skip
+        _, within = _topk_node(b, key, _count(b, key, axis, k), axis, largest)
+        indices = b.node("GatherElements", [perm.name, within.name], T.int64, axis=axis)
+    moved = b.cast(x, b.compute_dtype("GatherElements", x.dtype, bits=True))
+    values = b.node("GatherElements", [moved.name, indices.name], moved.dtype, axis=axis)
+    return b.cast(values, x.dtype), indices
 
 
 @register("top_k")
 def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
-    values, indices = _top_k(b, x, int(node.attrs["k"]), int(node.attrs["axis"]), 1)
+    rank = node.inputs[0].rank
+    axis = int(node.attrs["axis"]) % rank
+    values, indices = _top_k(b, x, int(node.attrs["k"]), axis, 1, rank)
     if node.attrs["result"] == "indices":
         return indices
     if storage(x.dtype) is T.uint64:  # back from the order-preserving map of _ordered
@@ -104,10 +171,11 @@ def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) ->
 def _argsort(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # TopK over the whole axis: ties go to the lower index in both directions, NaN is the
     # largest value (measured): numpy's stable argsort when ascending
-    axis = int(node.attrs["axis"])
+    rank = node.inputs[0].rank
+    axis = int(node.attrs["axis"]) % rank
     n = node.inputs[0].shape[axis]
     largest = 0 if node.attrs["ascending"] else 1
-    return _top_k(b, args[0], n if isinstance(n, int) else None, axis, largest)[1]
+    return _top_k(b, args[0], n if isinstance(n, int) else None, axis, largest, rank)[1]
 
 
 @register("cumsum")
@@ -120,11 +188,43 @@ def _cumsum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"])
     exclusive, reverse = int(node.attrs["exclusive"]), int(node.attrs["reverse"])
     shift = exclusive and x.dtype.kind is Kind.float
-    r = b.node("CumSum", [b.cast(x, cd).name, b.scalar(axis, T.int64).name], cd,
-               exclusive=0 if shift else exclusive, reverse=reverse)  # fmt: skip
+    xc = b.cast(x, cd)
+    # CUDA's reverse sums add in forward order and start from +0.0 (CUDA_QUIRKS): reversed
+    # with Slice around a forward sum, and the zero sign of an all -0.0 prefix put back
+    ordered = x.dtype.kind is Kind.float and b.target.quirk("cumsum_order")
+    flip = reverse and ordered
+    if flip:
+        xc = _reversed(b, xc, axis)
+    r = b.node("CumSum", [xc.name, b.scalar(axis, T.int64).name], cd,
+               exclusive=0 if shift else exclusive, reverse=0 if flip else reverse)  # fmt: skip
+    if ordered and b.exact:
+        r = _negative_zero_prefix(b, xc, r, axis)
+    if flip:
+        r = _reversed(b, r, axis)
     if shift:
         r = _shifted(b, r, axis, reverse)
     return b.cast(r, x.dtype)
+
+
+def _reversed(b: Builder, x: V, axis: int) -> V:
+    big = np.iinfo(np.int64).max
+    return b.node("Slice", [x.name, b.int64s([-1]), b.int64s([-big]), b.int64s([axis]),
+                            b.int64s([-1])], x.dtype)  # fmt: skip
+
+
+def _negative_zero_prefix(b: Builder, x: V, r: V, axis: int) -> V:
+    """Running sums ``r`` of ``x`` from +0.0, with -0.0 where every term so far is -0.0 (the
+    reference's sums start from the first term)."""
+    f = x.dtype
+    zero = b.scalar(0.0, f)
+    inv = b.node("Div", [b.scalar(1.0, f).name, x.name], f)
+    negative_zero = b.node("And", [b.node("Equal", [x.name, zero.name], T.bool).name,
+                                   b.node("Less", [inv.name, zero.name], T.bool).name],
+                           T.bool)  # fmt: skip
+    other = b.cast(b.node("Not", [negative_zero.name], T.bool), T.int32)
+    seen = b.node("CumSum", [other.name, b.scalar(axis, T.int64).name], T.int32)
+    all_negative_zero = b.node("Equal", [seen.name, b.scalar(0, T.int32).name], T.bool)
+    return b.select(all_negative_zero, b.scalar(-0.0, f), r)
 
 
 def _shifted(b: Builder, r: V, axis: int, reverse: int) -> V:

@@ -12,7 +12,7 @@ from exporters.onnx._lower._common import (
     register,
     simple,
 )
-from exporters.onnx._types import storage
+from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import Kind
 from graphdsl.graph import Symbol
 
@@ -54,6 +54,13 @@ def _sign(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         pos = b.cast(b.elementwise("Greater", [x, zero], result_bool=True), T.int64)
         neg = b.cast(b.elementwise("Less", [x, zero], result_bool=True), T.int64)
         return b.cast(b.elementwise("Sub", [pos, neg]), x.dtype)
+    f = T.float32 if x.dtype in NARROW else storage(x.dtype)
+    if x.dtype.kind is Kind.float and not b.target.has("Sign", type_name(f)):
+        # CUDA's Sign(NaN) is 0 (the reference: NaN): x itself where it is NaN
+        xf = b.cast(x, f)
+        nan = b.node("IsNaN", [xf.name], T.bool)
+        r = b.node("Where", [nan.name, xf.name, b.node("Sign", [xf.name], f).name], f)
+        return b.cast(r, x.dtype)
     return b.elementwise("Sign", args, narrow_in_f32=True)
 
 

@@ -24,6 +24,7 @@ from onnx import helper
 
 from exporters.onnx._builder import WIDEN, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._targets import Target
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
@@ -48,27 +49,45 @@ _EXACT_IN_FLOAT = {T.int8: (T.float16, T.float32, T.float64),
                    T.uint32: (T.float64,)}  # fmt: skip
 
 
-def _has(b: Builder, key: str, d: DType) -> bool:
-    kernels = b.target.kernels.get(key)
+def _listed(t: Target, key: str, d: DType) -> bool:
+    kernels = t.kernels.get(key)
     if kernels is not None:
         return type_name(d) in kernels
-    return b.target.name == "cpu" and type_name(d) in MEASURED_CPU.get(key, frozenset())
+    return t.name == "cpu" and type_name(d) in MEASURED_CPU.get(key, frozenset())
+
+
+def _falls_back(b: Builder, key: str, d: DType) -> bool:
+    """``key`` on ``d`` runs on the provider behind the target (the CPU behind CUDA)."""
+    fb = b.target.fallback
+    return fb is not None and not b.target.registers(key, type_name(d)) and _listed(fb, key, d)
+
+
+def _has(b: Builder, key: str, d: DType) -> bool:
+    """A kernel for ``key`` on ``d``: the target's, or the one behind it."""
+    return _listed(b.target, key, d) or _falls_back(b, key, d)
 
 
 def _compute(
     b: Builder, key: str | tuple[str, ...], d: DType, extra: Sequence[DType] = ()
 ) -> DType | None:
     """The dtype to run ``key`` (or every key of a tuple) in for values of ``d``: ``d`` or an
-    exact widening with the kernels (and casts both ways); None where there is none."""
+    exact widening with the kernels (and casts both ways) on the target, else one whose
+    kernels the provider behind it has; None where there is none."""
     src = storage(d)
     keys = (key,) if isinstance(key, str) else key
-    for c in (src, *WIDEN.get(src, ()), *extra):
-        if all(_has(b, k, c) for k in keys) and (
-            c is src
-            or (b.target.has_cast(type_name(src), type_name(c))
-                and b.target.has_cast(type_name(c), type_name(src)))
-        ):  # fmt: skip
-            return c
+    for has in (_listed, None):
+        for c in (src, *WIDEN.get(src, ()), *extra):
+            found = (
+                all(_listed(b.target, k, c) for k in keys)
+                if has is not None
+                else all(_has(b, k, c) for k in keys)
+            )
+            if found and (
+                c is src
+                or (b.target.runs_cast(type_name(src), type_name(c))
+                    and b.target.runs_cast(type_name(c), type_name(src)))
+            ):  # fmt: skip
+                return c
     return None
 
 
@@ -227,6 +246,10 @@ def _conv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         extra = {"output_padding": list(a["output_paddings"])} if transpose else {
             "group": int(a["groups"])}  # fmt: skip
         ins = [b.cast(v, cd).name for v in args]
+        if not transpose and _pad_explicitly(b, node, args, lo, hi):
+            full = _pads([0, 0, *lo], [0, 0, *hi])
+            ins[0] = b.node("Pad", [ins[0], b.int64s(full), b.scalar(0.0, cd).name], cd).name
+            lo, hi = [0] * nd, [0] * nd
         r = b.node(key, ins, cd, strides=list(a["stride"]), dilations=list(a["dilation"]),
                    pads=_pads(lo, hi), **extra)  # fmt: skip
         if len(ins) == 3 and ins[2] in b.no_negative_zero:
@@ -251,6 +274,23 @@ def _conv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         cin, fout = int(node.inputs[0].shape[1]), int(node.shape[1])
         r = _contract(b, win, args[1], int(a["groups"]), nd, cin, fout, math.prod(kernel))
     return _add_bias(b, r, args, nd)
+
+
+def _pad_explicitly(
+    b: Builder, node: Symbol, args: list[V], lo: Sequence[int], hi: Sequence[int]
+) -> bool:
+    """Must the zero padding be a Pad before the Conv? On a target whose Conv leaves the
+    padding out of its sums (cuDNN: CUDA_QUIRKS' conv_skips_padding), where that changes
+    the result: a filter that may hold inf or NaN (0 * inf is NaN in the reference), or a
+    sum of -0.0 products that a +0.0 from the padding makes +0.0 (exact, without a bias
+    that holds no -0.0)."""
+    if not (any(lo) or any(hi)) or not b.target.quirk("conv_skips_padding"):
+        return False
+    w = node.inputs[1]
+    finite = w.op == "constant" and bool(np.isfinite(np.asarray(w.attrs["value"],
+                                                                np.float64)).all())  # fmt: skip
+    clean_bias = len(args) == 3 and args[2].name in b.no_negative_zero
+    return not finite or (b.exact and not clean_bias)
 
 
 def _transposed_products(
@@ -378,6 +418,15 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     r = _max_pool_native(b, node, xc)
     if src.kind is not Kind.float:
         return b.cast(r, x.dtype)
+    if b.target.quirk("maxpool_lowest"):
+        # a window of -inf (and padding) is -inf, where CUDA's kernel gives the lowest
+        # finite value: a MaxPool of 1.0 where x is not -inf finds those windows (0.0 or
+        # less: nothing but -inf there)
+        real = b.node("Not", [b.node("Equal", [xc.name, b.scalar(-np.inf, cd).name],
+                                     T.bool).name], T.bool)  # fmt: skip
+        found = _max_pool_native(b, node, b.cast(real, cd))
+        none = b.node("Less", [found.name, b.scalar(0.5, cd).name], T.bool)
+        r = b.node("Where", [none.name, b.scalar(-np.inf, cd).name, r.name], cd)
     # onnxruntime's MaxPool skips NaN and keeps whichever of -0.0 and +0.0 it meets first
     # (measured: [1, nan] gives 1, [-0.0, +0.0] gives -0.0); the reference propagates NaN and
     # orders -0.0 < +0.0. One more MaxPool, of 1.0 where x is NaN, says which windows hold a
@@ -475,7 +524,9 @@ def _pad(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         return x
     mode = node.attrs["mode"]
     key = "Pad" if mode == "constant" else f"Pad_{mode}"
-    cd = _compute(b, key, x.dtype)
+    # Pad moves values: a float that holds every value of an integer type pads it exactly
+    # (CUDA pads only bool and floats)
+    cd = _compute(b, key, x.dtype, _EXACT_IN_FLOAT.get(storage(x.dtype), ()))
     if cd is None:
         raise _no_kernel(b, key, x.dtype)
     inputs = [b.cast(x, cd).name, b.int64s(_pads(pads[::2], pads[1::2]))]
