@@ -726,6 +726,56 @@ def optimizers_prose() -> str:
 SEMANTICS.append(("Graph optimizations in run()", optimizers_prose(), []))
 
 
+def cuda_prose() -> str:
+    """The section on the CUDA target, from exporters/onnx/_targets.py."""
+    from exporters.onnx._targets import CUDA_BROKEN, CUDA_QUIRKS, CUDA_UNREGISTERED
+
+    broken = "".join(f"- `{op}`: {', '.join(sorted(types))}\n"
+                     for op, types in sorted(CUDA_BROKEN.items()))  # fmt: skip
+    unregistered = ", ".join(f"`{op}` ({', '.join(sorted(t))})"
+                             for op, t in sorted(CUDA_UNREGISTERED.items()))  # fmt: skip
+    quirks = "".join(f"- `{name}`: {why}.\n" for name, why in CUDA_QUIRKS.items())
+    return (
+        "`export(graph, target=\"cuda\")` makes a model for onnxruntime's CUDA provider with "
+        "its CPU provider behind it, as users list them (`run(model, inputs, providers="
+        "[\"CUDAExecutionProvider\", \"CPUExecutionProvider\"])`), and gives the reference's "
+        "results there too. Measured on an NVIDIA H200 with onnxruntime-gpu 1.31.1 "
+        "(`scripts/cuda_check.sh`, `scripts/probe_cuda.py`).\n\n"
+        "**Exact by default.** `run()` and `inference_session()` set the CUDA provider's "
+        "`use_tf32` to 0 (onnxruntime's own default is 1, which puts every float32 MatMul "
+        "and convolution about 1e-3 off the reference); `tf32=True` (or "
+        "`provider_options={\"CUDAExecutionProvider\": {\"use_tf32\": 1}}`) turns it on.\n\n"
+        "**The CPU behind CUDA.** An (op, dtype) the CUDA provider registers no kernel for is "
+        "first rewritten exactly on the GPU where that is cheap (an integer Pad in a float "
+        "that holds it, for one); otherwise the exporter takes the CPU provider's kernel, "
+        "which onnxruntime runs on the CPU with a copy of each tensor that crosses. Export "
+        "warns with `CpuFallbackWarning` naming those nodes, and "
+        "`exporters.onnx.cpu_nodes(model)` lists them with their copies: bitwise ops, "
+        "integer MatMul (integer sums use it) and ArgMax/ArgMin, 64-bit integer Pad, "
+        "integer Relu of 8 to 32 bits, among others. Never an export error for a model "
+        "onnxruntime can run.\n\n"
+        "**Kernels the exporter does not use on CUDA**: registered (onnxruntime places the "
+        "node on the GPU) but failing at run time or computing otherwise than the reference "
+        f"(exporters/onnx/_targets.py's CUDA_BROKEN; also {unregistered}, documented but "
+        "not in the build):\n\n"
+        f"{broken}\n"
+        "**Behaviours of CUDA kernels the lowerings rewrite around** (CUDA_QUIRKS):\n\n"
+        f"{quirks}\n"
+        "One inexactness remains, by construction: a scatter-add of floats whose indices "
+        "are computed at run time and repeat sums the repeated updates in another order than "
+        "the reference's (atomic adds for float32 and float16, a masked sum otherwise), "
+        "within the order-of-accumulation bound. Indices known when the graph is exported "
+        "(constants) keep the reference's order exactly.\n\n"
+        "`run()` also leaves onnxruntime's `SimplifiedLayerNormFusion` out of CUDA sessions "
+        "where the fused kernel would read a Cast's input (an integer or bfloat16 norm "
+        "computed in float32: the fused node refuses it at load) or compute a float64 norm "
+        "(it does so in float32)."
+    )
+
+
+SEMANTICS.append(("The CUDA target", cuda_prose(), []))
+
+
 def semantics_page(log: Callable[[str], None]) -> str:
     parts = [
         HEADER,

@@ -252,6 +252,9 @@ def probe_case(model: onnx.ModelProto, feeds: dict[str, tuple[np.ndarray, str]],
     return "ok"
 
 
+_SHAPE_LIKE = frozenset({"Range", "ConstantOfShape", "Tile", "Expand", "Reshape", "OneHot"})
+
+
 def _probe_row(job: tuple[int, str]) -> tuple[str, dict[str, str], dict[str, str], list[Json]]:
     """One case (by its index in the case list) on every type, or the Casts from one type."""
     k, src = job
@@ -278,7 +281,10 @@ def _probe_row(job: tuple[int, str]) -> tuple[str, dict[str, str], dict[str, str
             row[t] = "invalid"
             continue
         feeds = {name: (fn(ty or t), ty or t) for name, ty, fn in case.inputs}
-        edge: dict[str, tuple[np.ndarray, str]] | None = dict(feeds)
+        # (no special values for shapes and counts: a Range to inf would not end)
+        edge: dict[str, tuple[np.ndarray, str]] | None = (
+            None if case.op in _SHAPE_LIKE else dict(feeds)
+        )
         for name, ty, _ in case.inputs:
             if ty is None and edge is not None:
                 e = edge_values(t, feeds[name][0].shape)
@@ -297,13 +303,19 @@ def measure_kernels(out: Path, workers: int) -> Json:
     errors: dict[str, str] = {}
     differs: list[Json] = []
     t0 = time.perf_counter()
+    (out / "cuda_kernels_info.json").write_text(json.dumps({
+        "onnxruntime": ort.__version__, "onnx": onnx.__version__, "device": _device()}))
     n = len([*probe.build_cases(), *extra_cases()])
     jobs = [(k, "") for k in range(n)] + [(-1, src) for src in probe.TYPES]
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+    # one line per row as it is measured (a run cut short keeps what finished)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool, \
+            open(out / "cuda_kernels.jsonl", "w") as f:  # fmt: skip
         for key, row, errs, diffs in pool.imap_unordered(_probe_row, jobs):
             results.setdefault(key, {}).update(row)
             errors.update(errs)
             differs += diffs
+            f.write(json.dumps({"key": key, "row": row, "errors": errs, "differs": diffs}) + "\n")
+            f.flush()
     report = {
         "onnxruntime": ort.__version__, "onnx": onnx.__version__,
         "providers": ort.get_available_providers(), "device": _device(),
@@ -604,7 +616,18 @@ NOTES = [
 def write_table(report_path: Path) -> None:
     from exporters.onnx._kernels import KernelTable, dump_kernels
 
-    report = json.loads(report_path.read_text())
+    if report_path.suffix == ".jsonl":  # the rows as measured (a run cut short: what finished)
+        lines = [json.loads(x) for x in report_path.read_text().splitlines() if x.strip()]
+        report: Json = {"results": {}, "differs": [], "device": "?", "onnx": "?",
+                        "onnxruntime": "?", "types": probe.TYPES}  # fmt: skip
+        for line in lines:
+            report["results"].setdefault(line["key"], {}).update(line["row"])
+            report["differs"] += line["differs"]
+        info = report_path.with_name("cuda_kernels_info.json")
+        if info.exists():
+            report.update(json.loads(info.read_text()))
+    else:
+        report = json.loads(report_path.read_text())
     kernels = {}
     excluded = []
     for key, row in sorted(report["results"].items()):

@@ -44,6 +44,8 @@ def configure(name: str) -> None:
     """Run the suite on provider ``name`` ("cpu" or "cuda"); "cuda" needs onnxruntime-gpu and
     a GPU (pytest stops with the reason otherwise)."""
     global PROVIDER
+    if name == "cuda-on-cpu":
+        _register_cuda_on_cpu()
     if name == "cuda" and "CUDAExecutionProvider" not in ort.get_available_providers():
         raise pytest.UsageError(
             "--provider cuda: onnxruntime has no CUDA provider here (available: "
@@ -55,7 +57,19 @@ def configure(name: str) -> None:
 
 def target() -> str:
     """The export target of the provider the suite runs on."""
-    return "cuda" if PROVIDER.startswith("cuda") else "cpu"
+    return PROVIDER
+
+
+def _register_cuda_on_cpu() -> None:
+    """A target "cuda-on-cpu": CUDA's rewrites (its quirks and broken kernels) over the
+    kernels both providers have, everything else on the CPU's: every model runs on the CPU
+    provider, and the CUDA rewrites' arithmetic is checked there."""
+    from exporters.onnx._targets import TARGETS, Target
+
+    cuda, cpu = TARGETS["cuda"], TARGETS["cpu"]
+    both = {op: types & cpu.kernels.get(op, types) for op, types in cuda.kernels.items()}
+    TARGETS["cuda-on-cpu"] = Target("cuda-on-cpu", both, cpu.provider, {}, registered=both,
+                                    fallback=cpu, quirks=cuda.quirks)  # fmt: skip
 
 
 def providers() -> list[str]:

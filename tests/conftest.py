@@ -34,3 +34,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"graphdsl tests on onnxruntime's {backend.PROVIDER} provider"
+
+
+_RESULTS = os.environ.get("GRAPHDSL_RESULTS")  # a file: one line per test, written as it ends
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With GRAPHDSL_RESULTS set, append "nodeid, phase, outcome, seconds, message" per test
+    as it ends (a run cut short by a time limit keeps what finished: scripts/cuda_check.sh)."""
+    if not _RESULTS or not (report.when == "call" or report.outcome != "passed"):
+        return
+    msg = ""
+    if report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        msg = (crash.message if crash else str(report.longrepr)).replace("\n", " | ")[:600]
+    line = f"{report.nodeid}\t{report.when}\t{report.outcome}\t{report.duration:.2f}\t{msg}\n"
+    with open(_RESULTS, "a", encoding="utf-8") as f:
+        f.write(line)

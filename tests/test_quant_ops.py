@@ -428,6 +428,7 @@ def _ops(model: onnx.ModelProto) -> list[str]:
 
 
 def test_export_structure_native() -> None:
+    # the CPU target's nodes (CUDA composes QuantizeLinear: its kernel sends NaN to 0)
     scale = np.array([0.5, 0.25], np.float32)
     f16, bf16 = scale.astype(np.float16), scale.astype(ml_dtypes.bfloat16)
     cases = {
@@ -446,7 +447,7 @@ def test_export_structure_native() -> None:
                          ["Cast", "DequantizeLinear", "Cast", "Cast", "Cast", "MatMul", "Cast"]),
     }  # fmt: skip
     for name, (dt, build, want) in cases.items():
-        model = export(one_input(dt, ("batch", 3), build), check="full")
+        model = export(one_input(dt, ("batch", 3), build), check="full", target="cpu")
         assert _ops(model) == want, (name, _ops(model))
     # the weight stays an int8 initializer, its scale float32 beside it
     model = export(one_input(T.float32, ("batch", 3), lambda x: gd.ops.qmatmul(x, W, scale)))
@@ -496,19 +497,20 @@ def test_composed_lowering_is_exact_where_a_target_lacks_the_kernels(
         gd.ops.dequantize(q, blocks, axis=0, block_size=4),
         gd.ops.qmatmul(x[:, :3], np.arange(-6, 6).reshape(3, 4).astype(np.int8), per_col),
     )  # fmt: skip
-    model = export(g, check="full")
+    model = export(g, check="full", target="cpu")  # (the CPU table, without its Q/DQ rows)
     assert not {"QuantizeLinear", "DequantizeLinear"} & set(_ops(model))
     feeds = {"x": _specials(dt, 24, 1).reshape(6, 4),
              "q": rng.integers(-128, 128, (6, 4)).astype(np.int8),
              "u": rng.integers(0, 256, (6, 4)).astype(np.uint8)}  # fmt: skip
     want = gd.evaluate(g, feeds)
-    got = run(model, feeds)
+    got = run(model, feeds, providers=["CPUExecutionProvider"])
     for k, (r, w) in enumerate(zip(got, want, strict=True)):
         if k == 6:  # the matmul: its sums in any order (moderate values, exactly small here)
             continue
         same(r, w)
     finite = {**feeds, "x": (rng.integers(-8, 8, (6, 4)) / 4).astype(dt.np)}
-    same(run(model, finite)[6], gd.evaluate(g, finite)[6])  # exact products and sums
+    cpu = ["CPUExecutionProvider"]
+    same(run(model, finite, providers=cpu)[6], gd.evaluate(g, finite)[6])  # exact products and sums
 
 
 # ---------------------------------------------------------------- onnxruntime

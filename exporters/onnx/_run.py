@@ -62,7 +62,7 @@ _CUDA = "CUDAExecutionProvider"
 # run options that keep onnxruntime from logging a failing node to stderr: the RunError says it
 _QUIET = ort.RunOptions()
 _QUIET.log_severity_level = 4
-_NODE_NAME = re.compile(r"Name:'([^']*)'")
+_NODE_NAME = re.compile(r"(?:Name:|node with name )'([^']*)'")
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,20 @@ def options(
     >>> o.names, o.threads
     (['CPUExecutionProvider'], 1)
     """
+    listed = _entries(providers, provider_options, tf32)
+    chosen = _available(listed)
+    return Options(
+        tuple((n, tuple(sorted(o.items()))) for n, o in chosen), threads, session_options
+    )
+
+
+def _entries(
+    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None,
+    provider_options: Mapping[str, Mapping[str, Any]] | None,
+    tf32: bool,
+) -> list[tuple[str, dict[str, str]]]:
+    """(name, options) per provider: ``provider_options`` merged over the pairs' own, and
+    CUDA's use_tf32 from ``tf32`` unless given."""
     listed: list[tuple[str, dict[str, str]]] = []
     for p in providers or [_CPU_ONLY[0]]:
         name, opts = (p, {}) if isinstance(p, str) else (p[0], dict(p[1]))
@@ -130,10 +144,7 @@ def options(
     for name, opts in listed:
         if name == _CUDA:
             opts.setdefault("use_tf32", "1" if tf32 else "0")
-    chosen = _available(listed)
-    return Options(
-        tuple((n, tuple(sorted(o.items()))) for n, o in chosen), threads, session_options
-    )
+    return listed
 
 
 def session_options(opts: Options | None = None) -> ort.SessionOptions:
@@ -277,6 +288,34 @@ class _Session:
             for n in self.names
         ]  # fmt: skip
         self.plain = not self.raw_in and not any(self.raw_out)
+        # the declared output dims: ints, dimension names (bound by the inputs) or None
+        self.out_dims = [tuple(o.shape) for o in self.sess.get_outputs()]
+        self.symbolic_out = any(isinstance(d, str) for dims in self.out_dims for d in dims)
+
+    def check_outputs(self, outs: Sequence[np.ndarray], arrays: Sequence[np.ndarray]) -> None:
+        """Each output has its declared shape, its dimension names bound as the inputs bind
+        them: a result the reference would refuse (an optimizer that turned an error into a
+        clamped value, say) is a RunError, not an answer."""
+        bound: dict[str, int] = {}
+        if self.symbolic_out:
+            for (_, _, dims), arr in zip(self.spec, arrays, strict=True):
+                for d, n in zip(dims, np.shape(arr), strict=False):
+                    if isinstance(d, str):
+                        bound.setdefault(d, n)
+        for name, dims, out in zip(self.output_names, self.out_dims, outs, strict=True):
+            shape = np.shape(out)
+            if shape == dims:
+                continue
+            ok = len(shape) == len(dims) and all(
+                not isinstance(d, int | str) or n == (bound.get(d, n) if isinstance(d, str) else d)
+                for d, n in zip(dims, shape, strict=True)
+            )
+            if not ok:
+                raise RunError(
+                    f"output {name!r}: onnxruntime returned shape {shape}, but the model "
+                    f"declares {list(dims)} with {bound or 'no dimension names'} bound by the "
+                    "inputs; this result is not the reference's (an index or size it refuses)"
+                )
 
     def current(self, model: object) -> bool:
         """Whether ``model`` is still what this session was made from."""
@@ -545,14 +584,18 @@ def run(
         feeds = sess.fast_feeds(inputs) if sess.plain else None
         if feeds is not None:  # the common case: arrays that fit exactly, no conversions
             outs: list[np.ndarray] = sess.sess.run(sess.output_names, feeds, _QUIET)
+            sess.check_outputs(outs, [feeds[n] for n in sess.names])
             return outs
         if isinstance(model, Graph):
             try:
                 arrays, _ = bind_inputs(model, inputs)
             except InputError as e:
                 raise RunError(str(e)) from None
-            return sess(arrays)
-        return sess(_check_model_inputs(sess, inputs))
+        else:
+            arrays = _check_model_inputs(sess, inputs)
+        outs = sess(arrays)
+        sess.check_outputs(outs, arrays)
+        return outs
     except _ORT_ERRORS as e:
         # inputs were checked against the model's types: what fails here is a size that the
         # types leave open (a symbolic one that holds only for some bindings), or an index

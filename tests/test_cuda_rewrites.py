@@ -1,0 +1,212 @@
+"""The CUDA target's rewrites (exporters/onnx/_targets.py: CUDA_BROKEN, CUDA_QUIRKS), each on
+the inputs that showed the CUDA kernel wrong on an H200 (shared/gpu/cuda-h200-2026-11-26.tsv).
+
+Each case is checked twice: on onnxruntime's CUDA provider where one is present (skipped,
+with the reason, where not), and, everywhere, the model exported for CUDA on the CPU
+provider (where the CPU has the kernels the CUDA model uses): the rewrite's arithmetic
+equals the reference there too, so a rewrite that is wrong fails on any machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import graphdsl as gd
+from exporters.onnx import RunError, cpu_nodes, export, options, run
+from exporters.onnx._run import _entries
+
+HAS_CUDA = "CUDAExecutionProvider" in ort.get_available_providers()
+CUDA = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+CPU = ["CPUExecutionProvider"]
+nan, inf = np.nan, np.inf
+
+
+def one(dt: gd.DType, shape: tuple[Any, ...], fn: Callable[[gd.Symbol], gd.Symbol]) -> gd.Graph:
+    g = gd.Graph("case", input_types={"x": gd.TensorType(dt, shape)})
+    g.output(fn(g.inputs[0]))
+    return g
+
+
+def same(got: np.ndarray, want: np.ndarray) -> None:
+    """Bit for bit: dtype, shape, values, zero signs and NaN places."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    g64, w64 = got.astype(np.float64), want.astype(np.float64)
+    both_nan = np.isnan(g64) & np.isnan(w64)
+    equal = (g64 == w64) & (np.signbit(g64) == np.signbit(w64))
+    assert (both_nan | equal).all(), f"got {got}, want {want}"
+
+
+F32, F64, F16 = gd.float32, gd.float64, gd.float16
+# (name, dtype, shape, op, input): one case per measured CUDA failure
+CASES: list[tuple[str, gd.DType, tuple[Any, ...], Callable[[gd.Symbol], gd.Symbol], list[Any]]] = [
+    ("sign-nan", F32, (3,), gd.ops.sign, [nan, -0.0, -2.0]),
+    ("quantize-nan-inf", F32, (4,), lambda x: gd.ops.quantize(x, np.float32(2.0)),
+     [nan, inf, -inf, 3.0]),
+    ("argsort-nan", F64, (2, 4), gd.ops.argsort, [[nan, 3.0, -inf, 1.0], [0.1, -0.0, 0.0, nan]]),
+    ("argsort-descending-nan-inf", F32, (6,), lambda x: gd.ops.argsort(x, ascending=False),
+     [inf, nan, 1.0, inf, nan, -0.0]),
+    ("top_k-ties", F32, (2, 4), lambda x: gd.ops.top_k(x, 3)[1],
+     [[3.0, 3.0, nan, 3.0], [-0.0, 0.0, -0.0, 1.0]]),
+    ("top_k-float64-nan", F64, (5,), lambda x: gd.ops.top_k(x, 3)[0],
+     [1.0, nan, inf, nan, 1.0]),
+    ("max_pool-neg-inf", F64, (1, 1, 2, 2),
+     lambda x: gd.ops.max_pool2d(x, (2, 2), padding=1, input_layout="NCHW"),
+     [[[[-inf, -inf], [-inf, 1.0]]]]),
+    ("conv-inf-filter-over-padding", F32, (1, 1, 2, 2),
+     lambda x: gd.ops.conv2d(x, np.full((1, 1, 2, 2), inf, np.float32), padding=(1, 1, 1, 1),
+                             input_layout="NCHW"),
+     [[[[1.0, 2.0], [3.0, 4.0]]]]),
+    ("logsoftmax-large", F32, (2, 2), gd.ops.logsoftmax,
+     [[65534.0, 65534.0], [2147483647.0, 2147483647.0]]),
+    ("softmax-float64", F64, (1, 3), gd.ops.softmax, [[-7.0, 3.0, 0.5]]),
+    ("cumsum-reverse", F32, (3,), lambda x: gd.ops.cumsum(x, reverse=True),
+     [0.1, 0.2, 0.3]),
+    ("cumsum-negative-zero", F32, (3,), gd.ops.cumsum, [-0.0, -0.0, 1.0]),
+    ("prod-negative-zero", F64, (2, 2), lambda x: gd.ops.prod(x, axis=1),
+     [[-0.0, 2.0], [0.0, -3.0]]),
+    ("sum-int64-wraps", gd.int64, (2,), lambda x: gd.ops.sum(x, axis=0),
+     [2**63 - 1, 3]),
+    ("max-empty-axis", F32, (2, 0), lambda x: gd.ops.max(x, axis=1), np.zeros((2, 0))),
+    ("mean-empty-axis", F32, (0, 3), lambda x: gd.ops.mean(x, axis=0), np.zeros((0, 3))),
+    ("scatter-repeated", F32, (2, 3), lambda x: gd.ops.scatter(
+        x, np.array([[1.0, 2.0, 3.0]], np.float32), np.array([[0, 0, 0]]), axis=1),
+     [[0.0, 0.0, 0.0], [5.0, 5.0, 5.0]]),
+    ("scatter_nd_add-int32", gd.int32, (3,), lambda x: gd.ops.scatter_nd_add(
+        x, np.array([5, 7, 9], np.int32), np.array([[1], [1], [0]])), [1, 2, 3]),
+    ("scatter_nd_add-float64", F64, (3,), lambda x: gd.ops.scatter_nd_add(
+        x, np.array([0.5, 0.25, 1.0]), np.array([[2], [2], [0]])), [1.0, 2.0, 3.0]),
+    ("cast-double-to-float8", F64, (3,), lambda x: gd.ops.cast(x, gd.float8_e4m3fn),
+     [400.00001, 464.0, -1e-300]),
+    ("cast-float8-to-double", gd.float8_e5m2, (2,), lambda x: gd.ops.cast(x, gd.float64),
+     [1.5, -57344.0]),
+    ("cast-float8-to-bfloat16", gd.float8_e4m3fn, (2,), lambda x: gd.ops.cast(x, gd.bfloat16),
+     [10.0, 0.5]),
+    ("rms-norm-int16", gd.int16, (2, 3), lambda x: gd.ops.rms_norm(x, np.ones(3, np.float32)),
+     [[1, 2, 3], [-4, 5, 6]]),
+]
+
+
+def _inputs(dt: gd.DType, shape: tuple[Any, ...], values: Any) -> list[np.ndarray]:
+    if dt.is_integer:
+        return [np.asarray(values, dt.np).reshape(shape)]
+    return [np.asarray(values, np.float64).astype(dt.np).reshape(shape)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("provider", ["cuda", "cpu"])
+def test_cuda_models_equal_the_reference(case: Any, provider: str) -> None:
+    name, dt, shape, fn, values = case
+    if provider == "cuda" and not HAS_CUDA:
+        pytest.skip("no CUDA provider here (onnxruntime-gpu and a GPU): the CUDA run is skipped")
+    g = one(dt, shape, fn)
+    xs = _inputs(dt, shape, values)
+    (want,) = gd.evaluate(g, xs)
+    model = export(g, target="cuda")
+    (got,) = run(model, xs, providers=CUDA if provider == "cuda" else CPU)
+    if name in ("logsoftmax-large", "softmax-float64", "rms-norm-int16"):  # (to a few ulps)
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(got.dtype).eps)
+        return
+    same(got, want)
+
+
+@pytest.mark.parametrize("provider", ["cuda", "cpu"])
+def test_an_index_out_of_range_is_a_run_error_on_cuda_models(provider: str) -> None:
+    if provider == "cuda" and not HAS_CUDA:
+        pytest.skip("no CUDA provider here: the CUDA run is skipped")
+    g = gd.Graph("pos", input_types={"ids": gd.TensorType(gd.int64, ("seq",))})
+    with g:
+        table = g.constant(np.arange(16 * 2, dtype=np.float32).reshape(16, 2))
+        pos = gd.ops.range(0, g.inputs[0].shape[0])
+        g.output(gd.ops.gather(table, pos) + gd.ops.gather(table, g.inputs[0]))
+    model = export(g, target="cuda")
+    ok = np.zeros(16, np.int64)
+    run(model, [ok], providers=CUDA if provider == "cuda" else CPU)
+    for bad in (np.zeros(20, np.int64), np.array([0, 16])):
+        with pytest.raises(RunError, match=r"gather at test_cuda_rewrites.py:\d+: .*out of range"):
+            run(model, [bad], providers=CUDA if provider == "cuda" else CPU)
+    # a Graph: the reference's own words (which index, which axis)
+    with pytest.raises(RunError, match="index 16 is out of range for axis 0 of size 16"):
+        run(g, [np.array([0, 16])], providers=CUDA if provider == "cuda" else CPU)
+
+
+def test_cpu_nodes_lists_what_cuda_runs_on_the_cpu() -> None:
+    g = gd.Graph("mixed", input_types={"x": gd.TensorType(gd.int8, (4,)),
+                                       "y": gd.TensorType(gd.float32, (4,))})  # fmt: skip
+    x, y = g.inputs
+    g.output((x & 3) + 1, y * 2)
+    with pytest.warns(UserWarning, match=r"1 node\(s\) run on CPUExecutionProvider"):
+        model = export(g, target="cuda")
+    found = cpu_nodes(model)
+    assert [(n.key, n.types) for n in found] == [("BitwiseAnd", ("INT8",))]
+    assert found[0].name.startswith("bitwise_and at test_cuda_rewrites.py:")
+    # its input is a graph input and its output feeds an Add on the GPU: one copy
+    assert found[0].copies == 1
+    assert cpu_nodes(export(g, target="cpu"), "cpu") == []
+
+
+def test_tf32_is_off_unless_asked() -> None:
+    entries = _entries(CUDA, None, tf32=False)
+    assert entries[0] == ("CUDAExecutionProvider", {"use_tf32": "0"})
+    assert _entries(CUDA, None, tf32=True)[0][1] == {"use_tf32": "1"}
+    # an explicit provider option wins over tf32=
+    given = _entries(CUDA, {"CUDAExecutionProvider": {"use_tf32": 1, "device_id": 0}}, False)
+    assert given[0][1] == {"use_tf32": "1", "device_id": "0"}
+    assert _entries(CPU, None, False) == [("CPUExecutionProvider", {})]
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA provider here: TF32 is a CUDA matter")
+def test_float32_matmul_on_cuda_is_exact_without_tf32() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(64, 256)).astype(np.float32), rng.normal(size=(256, 64))
+    g = gd.Graph("mm", input_types={"a": gd.TensorType(gd.float32, (64, 256))})
+    g.output(g.inputs[0] @ b.astype(np.float32))
+    exact = a.astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    off = run(g, [a], providers=CUDA)[0]
+    on = run(g, [a], providers=CUDA, tf32=True)[0]
+    assert np.abs(off - exact).max() < 1e-4 < np.abs(on - exact).max()
+
+
+def test_options_key_the_session_cache() -> None:
+    g = one(gd.float32, (3,), lambda x: x * 2)
+    x = [np.ones(3, np.float32)]
+    assert options(threads=1) == options(threads=1) != options(threads=2)
+    assert run(g, x, threads=1)[0].tolist() == run(g, x, threads=2)[0].tolist() == [2.0] * 3
+    from exporters.onnx import _run
+
+    assert {o.threads for o in _run._graph_sessions[g]} == {1, 2}
+
+
+def test_a_model_with_external_data_runs_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = gd.Graph("w", input_types={"x": gd.TensorType(gd.float32, (2, 4))})
+    g.output(g.inputs[0] @ g.weight("w", gd.float32, (4, 4)))
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
+    (tmp_path / "models").mkdir()
+    model = export(g, tmp_path / "models" / "w.onnx", weights={"w": w})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # onnxruntime would look for w.onnx.data here
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(run(model, [x])[0], x @ w)
+
+
+def test_onnxruntime_errors_at_load_are_run_errors() -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv at net.py:7/y")
+    vi = [helper.make_tensor_value_info(n, TensorProto.DOUBLE, [1, 1, 2, 2]) for n in "xw"]
+    out = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [1, 1, 3, 3])
+    graph = helper.make_graph([node], "g", vi, [out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    with pytest.raises(RunError, match=r"could not load model 'g' at node 'deconv at net.py:7'"):
+        run(model, [np.ones((1, 1, 2, 2))] * 2)
