@@ -5,7 +5,8 @@
 # Runs, side by side and each bounded by $T seconds:
 #   - every test module that exports or runs models, with --provider cuda (one line per test
 #     in $OUT/results.tsv as it ends, so that a run cut short keeps what finished);
-#   - the fuzzer's random graphs with a fresh seed ($FUZZ_N graphs, seed $FUZZ_SEED);
+#   - the fuzzer's random graphs with fresh seeds ($FUZZ_N graphs in $FUZZ_P processes, seeds
+#     $FUZZ_SEED, $FUZZ_SEED + 1, ...);
 #   - the example models (.gpu/examples_cuda.py, where present): placement, deviation from
 #     gd.evaluate and time per call on CUDA;
 #   - the kernel probe (scripts/probe_cuda.py kernels: cuda_kernels.jsonl).
@@ -22,10 +23,13 @@ export PYTHONUNBUFFERED=1
 (GRAPHDSL_RESULTS=$OUT/results.tsv timeout "$T" python3 -m pytest --provider cuda -n "${NW:-10}" \
    -q -p no:cacheprovider --timeout 240 $FILES > "$OUT/pytest.txt" 2>&1
  echo "rc=$?" >> "$OUT/pytest.txt") &
-(GRAPHDSL_FUZZ_EXAMPLES=${FUZZ_N:-1000} GRAPHDSL_FUZZ_SEED=${FUZZ_SEED:-20261127} \
-   GRAPHDSL_RESULTS=$OUT/fuzz_fresh.tsv timeout "$T" python3 -m pytest --provider cuda -q \
-   -p no:cacheprovider tests/test_fuzz.py -k test_random_graphs > "$OUT/fuzz_fresh.txt" 2>&1
- echo "rc=$?" >> "$OUT/fuzz_fresh.txt") &
+for k in $(seq 0 $((${FUZZ_P:-4} - 1))); do  # FUZZ_N graphs in FUZZ_P processes, one seed each
+  (GRAPHDSL_FUZZ_EXAMPLES=$((${FUZZ_N:-1000} / ${FUZZ_P:-4})) \
+     GRAPHDSL_FUZZ_SEED=$((${FUZZ_SEED:-20261127} + k)) GRAPHDSL_RESULTS=$OUT/fuzz_fresh.tsv \
+     timeout "$T" python3 -m pytest --provider cuda -q -p no:cacheprovider tests/test_fuzz.py \
+     -k test_random_graphs > "$OUT/fuzz_fresh_$k.txt" 2>&1
+   echo "rc=$?" >> "$OUT/fuzz_fresh_$k.txt") &
+done
 if [ -e .gpu/examples_cuda.py ]; then
   (SKIP_TORCH_ONNX=1 GPU_TF32=0 timeout $((T - 30)) python3 .gpu/examples_cuda.py "$PWD" \
      > "$OUT/examples.txt" 2>&1) &
@@ -33,6 +37,6 @@ fi
 (timeout $((T - 30)) python3 scripts/probe_cuda.py kernels --out "$OUT" --workers "${PW:-3}" \
    > "$OUT/kernels.log" 2>&1) &
 wait
-tail -n 2 "$OUT/pytest.txt" "$OUT/fuzz_fresh.txt"
+tail -n 2 "$OUT"/pytest.txt "$OUT"/fuzz_fresh_*.txt
 cut -f3 "$OUT/results.tsv" | sort | uniq -c
 tar czf "$DEST/cuda_check.tgz" -C "$OUT" . && cp "$OUT/pytest.txt" "$DEST/" && rm -rf "$OUT"

@@ -14,7 +14,7 @@ from onnx import helper
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
-from exporters.onnx._lower.checks import checked_indices, int64_indices
+from exporters.onnx._lower.checks import checked_indices, checked_positions, int64_indices
 from exporters.onnx._lower.shape import _with_shape
 from graphdsl.graph import Symbol
 
@@ -34,7 +34,11 @@ def _gather(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"]) % node.inputs[0].rank
     checks = b.target.quirk("unchecked_indices")
     index = int64_indices(b, idx, int32_ok=not checks)
-    index = checked_indices(b, index, [node.inputs[0].shape[axis]], dims, per_component=False)
+    size, src = node.inputs[0].shape[axis], node.inputs[1]
+    if src.op == "range" and (src.attrs["start"], src.attrs["step"]) == (0, 1):
+        index = checked_positions(b, index, src.shape[0], size, dims)
+    else:
+        index = checked_indices(b, index, [size], dims, per_component=False)
     out = b.node("Gather", [xc.name, index], xc.dtype, axis=axis)
     return b.cast(out, x.dtype)
 
