@@ -99,8 +99,10 @@ CUDA_UNREGISTERED: dict[str, frozenset[str]] = {"ConvTranspose": frozenset({"DOU
 CUDA_QUIRKS: dict[str, str] = {
     "empty_reduction_fails": "Reduce* over an empty axis fail (reduction_ops.cc: "
     "PrepareForReduce); the CPU kernels give the identity",
-    "topk_order": "TopK's bitonic sort compares NaN as equal to everything and its radix sort "
-    "orders -0.0 before +0.0; the key is made NaN-free and zero-signless (selection.py)",
+    "topk_order": "TopK's bitonic sort compares NaN as equal to everything, pads its work "
+    "with the lowest (highest) finite value, which sorts above -inf (below +inf) and comes "
+    "back as an index past the axis, and its radix sort orders -0.0 before +0.0: the key is "
+    "finite, NaN-free and zero-signless (selection.py)",
     "maxpool_lowest": "MaxPool starts from the lowest finite value: a window of -inf (or "
     "padding and -inf) gives -max instead of -inf (vision.py)",
     "conv_skips_padding": "Conv (cuDNN) leaves the zero padding out of the sums: an inf or NaN "
@@ -119,6 +121,10 @@ CUDA_QUIRKS: dict[str, str] = {
     "('Unsupported quantization type'): composed",
     "float8_cast_fusion": "onnxruntime's cast optimizers fuse float8 -> float32 -> bfloat16 "
     "into the broken float8 -> bfloat16 Cast: a '+ -0.0' (exact) between them",
+    "gelu_rank0": "Gelu refuses a rank-0 input ('Input 0 is expected to have 1 or more "
+    "dimensions'): a scalar runs as a [1] (activation.py)",
+    "empty_trilu_fails": "Trilu of an empty tensor fails (cudaErrorInvalidValue): where a "
+    "dimension may be 0, the band is a mask and a Where (indexing.py)",
 }
 
 
