@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
 import graphdsl as gd
 from exporters.onnx import RunError, cpu_nodes, export, options, run
+from exporters.onnx._optimizers import optimizers_off
 from exporters.onnx._run import _entries
 
 HAS_CUDA = "CUDAExecutionProvider" in ort.get_available_providers()
@@ -243,3 +245,29 @@ def test_cuda_models_of_run_time_sizes_equal_the_reference(case: Any, provider: 
             np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np.float32).eps)
             continue
         same(got, want)
+
+
+def test_the_explicit_padding_survives_the_session_optimizers(tmp_path: Path) -> None:
+    """The Pad that the exporter writes before a CUDA Conv (a filter with inf: 0 * inf is NaN
+    over the padding) stays a Pad in the session: onnxruntime's Pad fusion (rule name
+    "Pad_Fusion"; the H200 run showed that leaving out "PadFusion", its class's name, left it
+    on) would move it back into the Conv, whose cuDNN kernel leaves padding out of its sums.
+    The fusion runs on the CPU provider too, so the optimized model is read here."""
+    g = one(F32, (1, 1, 2, 2), lambda x: gd.ops.conv2d(
+        x, np.full((1, 1, 2, 2), inf, np.float32), padding=(1, 1, 1, 1),
+        input_layout="NCHW", filter_layout="FCRS"))  # fmt: skip
+    model = export(g, target="cuda")
+    assert [n.op_type for n in model.graph.node if n.op_type in ("Pad", "Conv")] == ["Pad", "Conv"]
+
+    def optimized(off: frozenset[str]) -> list[str]:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = str(tmp_path / "opt.onnx")
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        ort.InferenceSession(model.SerializeToString(), so, CPU, disabled_optimizers=off)
+        return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node
+                if n.op_type in ("Pad", "Conv")]  # fmt: skip
+
+    off = optimizers_off(model, providers=CUDA)
+    assert "Pad_Fusion" in off
+    assert optimized(off) == ["Pad", "Conv"]
+    assert optimized(off - {"Pad_Fusion"}) == ["Conv"]  # (what the fusion does otherwise)

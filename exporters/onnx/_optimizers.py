@@ -138,8 +138,8 @@ def optimizers_off(
         off.add("SimplifiedLayerNormFusion")
     if cuda and found["Conv"] and _pads_before_convs(model):
         # the exporter pads explicitly where CUDA's Conv would leave the padding out of its
-        # sums (a filter with inf or NaN): PadFusion would move the Pad back into the Conv
-        off.add("PadFusion")
+        # sums (a filter with inf or NaN): the Pad fusion would move the Pad back into the Conv
+        off.add("Pad_Fusion")  # (the rule's name; its class is PadFusion)
     return frozenset(off)
 
 
