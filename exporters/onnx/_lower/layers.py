@@ -10,8 +10,9 @@ the ops' docstrings state).
 - ``batch_norm``: folded into the convolution it follows when that is an ONNX Conv in
   float32: a new Conv whose filter is the old one times gamma / sqrt(var + epsilon) per
   output channel and whose bias is (bias - mean) * that + beta, computed from the weights by
-  nodes onnxruntime folds at load time (one Conv at run time; the old Conv, unused, is
-  dropped). Elsewhere Sub, Div by Sqrt(var + epsilon), Mul, Add, per channel.
+  nodes onnxruntime folds at load time (one Conv at run time; the old Conv is removed
+  where nothing else reads its result). Elsewhere Sub, Div by Sqrt(var + epsilon), Mul,
+  Add, per channel.
 - ``adaptive_avg_pool2d``: where the sizes divide, a Reshape to (N, C, oh, kh, ow, kw) and
   a ReduceMean; otherwise the input padded with one zero row and column, a Gather of each
   window's rows and one of its columns (the padding standing in for taps past a shorter
@@ -57,13 +58,22 @@ def _linear(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 # ---------------------------------------------------------------------------- batch_norm
 
 
-def _producer(b: Builder, name: str) -> NodeProto | None:
-    """The node of ``b``'s graph that makes value ``name`` (None for an input or constant)."""
-    for n in reversed(b.nodes):
+def _producer(b: Builder, name: str) -> tuple[int, NodeProto] | None:
+    """The node of ``b``'s graph that makes value ``name`` and its position (None for an
+    input or a constant)."""
+    for k in range(len(b.nodes) - 1, -1, -1):
+        n: NodeProto = b.nodes[k]
         if name in n.output:
-            found: NodeProto = n
-            return found
+            return k, n
     return None
+
+
+def _only_use(value: Symbol, user: Symbol) -> bool:
+    """Is ``user`` the only node of the graph that reads ``value`` (and no output it)?"""
+    g = user.graph
+    if any(o is value for o in g.outputs):
+        return False
+    return all(n is user or all(i is not value for i in n.inputs) for n in g.nodes)
 
 
 def _fold_into_conv(b: Builder, node: Symbol, args: list[V], eps: V) -> V | None:
@@ -71,10 +81,11 @@ def _fold_into_conv(b: Builder, node: Symbol, args: list[V], eps: V) -> V | None
     input is not such a Conv's result."""
     if node.inputs[0].op != "conv2d" or any(a.dtype is not T.float32 for a in args):
         return None
-    conv = _producer(b, args[0].name)
+    found = _producer(b, args[0].name)
     channels = node.shape[1]
-    if conv is None or conv.op_type != "Conv" or not isinstance(channels, int):
+    if found is None or found[1].op_type != "Conv" or not isinstance(channels, int):
         return None
+    at, conv = found
     _, mean, var, gamma, beta = args
     scale = b.node("Div", [gamma.name, b.node("Sqrt", [b.node("Add", [var.name, eps.name],
                    T.float32).name], T.float32).name], T.float32)  # fmt: skip
@@ -88,7 +99,8 @@ def _fold_into_conv(b: Builder, node: Symbol, args: list[V], eps: V) -> V | None
     bias = b.node("Expand", [bias.name, b.int64s([channels])], T.float32)  # Conv's B is 1-D
     folded = b.node("Conv", [conv.input[0], filt.name, bias.name], T.float32)
     b.nodes[len(b.nodes) - 1].attribute.extend(conv.attribute)
-    b.bypassed = True  # the old Conv, if nothing else reads it, is dropped
+    if _only_use(node.inputs[0], node):  # the convolution's result is read here only
+        del b.nodes[at]
     return folded
 
 
