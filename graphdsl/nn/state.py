@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from graphdsl.dtypes import DType
-from graphdsl.weights import WeightError, Weights, load_weights
+from graphdsl.dtypes import DType, DTypeError, dtype
+from graphdsl.weights import WeightError, WeightInfo, Weights, load_weights
 
 if TYPE_CHECKING:
     from graphdsl.nn._trace import Parameter
@@ -118,7 +118,7 @@ def check_state(
     for name, spec in specs.items():
         if name not in weights:
             continue
-        info = weights.info(name)
+        info = _typed(weights, name)
         want = _shown(spec.dtype, spec.shape, spec.dtype.np.itemsize)
         raw_ok = info.dtype is None and spec.dtype in _RAW and (
             info.itemsize == spec.dtype.np.itemsize)  # fmt: skip
@@ -149,7 +149,19 @@ def check_state(
     return IncompatibleKeys(missing, unexpected)
 
 
-def _info(weights: Weights, name: str) -> tuple[DType | None, tuple[int, ...], int]:
+def _typed(weights: Weights, name: str) -> WeightInfo:
+    """What ``weights`` says of ``name``, with the dtype of an ml_dtypes array (bfloat16,
+    float8: numpy's raw-byte kind) named where the data says it."""
     info = weights.info(name)
+    if info.dtype is None:
+        try:
+            return info._replace(dtype=dtype(weights.array(name).dtype))
+        except DTypeError:
+            pass
+    return info
+
+
+def _info(weights: Weights, name: str) -> tuple[DType | None, tuple[int, ...], int]:
+    info = _typed(weights, name)
     return info.dtype, tuple(info.shape), info.itemsize
 
