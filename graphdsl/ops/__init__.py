@@ -12,7 +12,9 @@ cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
 (slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``), :mod:`~graphdsl.ops.norm` (``layer_norm``, ``rms_norm``,
 ``group_norm``), :mod:`~graphdsl.ops.vision` (convolution, pooling, ``pad``,
-``resize``), :mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
+``resize``), :mod:`~graphdsl.ops.layers` (``linear``, ``batch_norm``,
+``adaptive_avg_pool2d``, ``scaled_dot_product_attention``: PyTorch's names),
+:mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
 :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
@@ -66,6 +68,12 @@ from graphdsl.ops.indexing import (
     slice_tensor,
     tril,
     triu,
+)
+from graphdsl.ops.layers import (
+    adaptive_avg_pool2d,
+    batch_norm,
+    linear,
+    scaled_dot_product_attention,
 )
 from graphdsl.ops.logic import (
     bitwise_and,
@@ -140,6 +148,7 @@ from graphdsl.ops.vision import (
 __all__ = [
     "abs",
     "acos",
+    "adaptive_avg_pool2d",
     "add",
     "all",
     "any",
@@ -151,6 +160,7 @@ __all__ = [
     "atanh",
     "avg_pool2d",
     "band_part",
+    "batch_norm",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -192,6 +202,7 @@ __all__ = [
     "layer_norm",
     "less",
     "less_equal",
+    "linear",
     "log",
     "log1p",
     "logical_and",
@@ -227,6 +238,7 @@ __all__ = [
     "rms_norm",
     "round",
     "rsqrt",
+    "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
     "scatter_nd",
