@@ -178,8 +178,9 @@ def batch_norm(
     sqrt(var + epsilon), the bias made (bias - mean) * that scale + beta, both computed from
     the weights by nodes onnxruntime folds when they are constants or weights: one Conv at
     run time), within (n + 6) eps32 of ``|scale| (sum|w x| + |bias| + |mean|) + |beta|``
-    for a convolution of n products; elsewhere Sub, Div by Sqrt(var + epsilon), Mul, Add,
-    within 3 eps32 (|z gamma| + |beta|) plus the result's rounding (z the normalized value).
+    for a convolution of n products; elsewhere ``(x - mean) * scale + beta``, within 3 eps32
+    (|z gamma| + |beta|) plus the result's rounding (z the normalized value), with no
+    intermediate larger than the result before beta (no overflow the reference has not).
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("bn", input_types={"x": gd.TensorType(gd.float32, ("n", 2, 1, 1))})

@@ -11,8 +11,8 @@ the ops' docstrings state).
   float32: a new Conv whose filter is the old one times gamma / sqrt(var + epsilon) per
   output channel and whose bias is (bias - mean) * that + beta, computed from the weights by
   nodes onnxruntime folds at load time (one Conv at run time; the old Conv is removed
-  where nothing else reads its result). Elsewhere Sub, Div by Sqrt(var + epsilon), Mul,
-  Add, per channel.
+  where nothing else reads its result). Elsewhere Sub, Mul by gamma / Sqrt(var +
+  epsilon), Add, per channel.
 - ``adaptive_avg_pool2d``: where the sizes divide, a Reshape to (N, C, oh, kh, ow, kw) and
   a ReduceMean; otherwise the input padded with one zero row and column, a Gather of each
   window's rows and one of its columns (the padding standing in for taps past a shorter
@@ -119,9 +119,14 @@ def _batch_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> 
     def spread(v: V) -> V:
         return b.node("Reshape", [v.name, per_channel], f)
 
+    # (x - mean) * (gamma / std) + beta: the per-channel scale is computed from the weights
+    # (folded at load), and no intermediate is larger than the result before beta: the
+    # normalized (x - mean) / std overflowed float32 for x = -3e38 and std < 1, where the
+    # reference (float64) then scales it back into range
     std = b.elementwise("Sqrt", [b.elementwise("Add", [spread(var), eps])])
-    z = b.elementwise("Div", [b.elementwise("Sub", [x, spread(mean)]), std])
-    y = b.elementwise("Add", [b.elementwise("Mul", [z, spread(gamma)]), spread(beta)])
+    scale = b.elementwise("Div", [spread(gamma), std])
+    y = b.elementwise("Add", [b.elementwise("Mul", [b.elementwise("Sub", [x, spread(mean)]),
+                                                    scale]), spread(beta)])  # fmt: skip
     return b.cast(y, out)
 
 
