@@ -920,7 +920,9 @@ def support_matrix_page(log: Callable[[str], None]) -> str:
         "of the catalogue on each dtype the DSL accepts for it), exported with "
         "`export(g, target=t)` for each target. The targets' kernel tables are "
         "`exporters/onnx/kernels/cpu.json` (measured on onnxruntime's CPU provider) and "
-        "`exporters/onnx/kernels/cuda.json` (from onnxruntime's documentation, not measured). "
+        "`exporters/onnx/kernels/cuda.json` (measured on an H200's CUDA provider, with "
+        "`cuda_documented.json`, from onnxruntime's documentation, for the rows the "
+        "measurement did not reach). "
         "`tests/test_onnx_matrix.py` runs every CPU case on onnxruntime against `gd.evaluate`.\n\n",
         "| cell | meaning |\n|---|---|\n",
         "| ✓ | one ONNX compute node, in the op's own dtypes |\n",

@@ -52,11 +52,12 @@ def checked_indices(
         n = V(dims.scalar(sizes[0]), T.int64)
     low = b.node("Less", [i.name, b.node("Neg", [n.name], T.int64).name], T.bool)
     high = b.node("GreaterOrEqual", [i.name, n.name], T.bool)
-    bad = b.cast(b.node("Or", [low.name, high.name], T.bool), T.int64)
-    flat = b.node("Reshape", [bad.name, b.int64s([-1])], T.int64)
-    padded = b.node("Concat", [b.const([0], T.int64).name, flat.name], T.int64, axis=0)
-    any_bad = b.node("ReduceMax", [padded.name, b.int64s([0])], T.int64, keepdims=0)
-    step = b.node("Sub", [b.const(1, T.int64).name, any_bad.name], T.int64)
+    # 0 or 1 per entry, in int32: CUDA's int64 ReduceMax rounds through float64 (CUDA_BROKEN)
+    bad = b.cast(b.node("Or", [low.name, high.name], T.bool), T.int32)
+    flat = b.node("Reshape", [bad.name, b.int64s([-1])], T.int32)
+    padded = b.node("Concat", [b.const([0], T.int32).name, flat.name], T.int32, axis=0)
+    any_bad = b.node("ReduceMax", [padded.name, b.int64s([0])], T.int32, keepdims=0)
+    step = b.node("Sub", [b.const(1, T.int64).name, b.cast(any_bad, T.int64).name], T.int64)
     return _fail_unless(b, step, i.name)
 
 
