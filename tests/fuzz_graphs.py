@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
 from norm_bounds import bound
@@ -1275,6 +1276,11 @@ def _vision_step(b: _Builder, op: str) -> None:
     if op == "resize":
         mode = b.pick(["nearest", "bilinear", "bicubic"]) if b.moderate else "nearest"
         size = (*x.shape[:2], b.pick([1, 2, 3, 5]), b.pick([1, 2, 4, 6]))
+        if 0 in spatial:  # an empty H or W has nothing to resize from: refused when built
+            with pytest.raises(gd.ShapeError, match="an empty axis has no values"):
+                gd.ops.resize(x, size, mode)
+            assume(False)
+            return
         _add_built(b, op, gd.ops.resize(x, size, mode),
                    f"gd.ops.resize({xcode}, {size!r}, {mode!r})")  # fmt: skip
         return

@@ -325,10 +325,46 @@ def _conv(
     filter_layout: str | None, **attrs: Any,
 ) -> Symbol:  # fmt: skip
     last = _channels_last(input_layout, nd)
-    xf = _first(_symbol(x, "x"), nd + 2, last, "the input x")
+    xs = _symbol(x, "x")
+    xf = _first(xs, nd + 2, last, "the input x")
     f = _filter(filter, nd, _filter_last(filter_layout, nd, last))
     operands = (xf, f) if bias is None else (xf, f, bias)
-    return _last(op(name, *operands, **attrs), last)
+    try:
+        r = op(name, *operands, **attrs)
+    except ShapeError as e:
+        hint = _layout_hint(xs, f, last, nd, name, attrs)
+        if hint is None:
+            raise
+        raise ShapeError(f"{e}; {hint}") from None
+    return _last(r, last)
+
+
+def _layout_hint(
+    x: Symbol, f: Operand, last: bool, nd: int, name: str, attrs: dict[str, Any]
+) -> str | None:
+    """Where x's channels do not match the filter's in the layout given but would in the
+    other one, the layout to name (a PyTorch NCHW value given to the NHWC default)."""
+    shape = f.shape if isinstance(f, Symbol) else np.shape(f)
+    if len(shape) != nd + 2 or not isinstance(shape[0], int) or not isinstance(shape[1], int):
+        return None
+    groups = attrs.get("groups", 1)
+    wanted = shape[0] if name == "conv2d_transpose" else shape[1] * (
+        groups if isinstance(groups, int) else 1)  # fmt: skip
+    given, other = (x.shape[-1], x.shape[1]) if last else (x.shape[1], x.shape[-1])
+    if given == wanted or other != wanted:
+        return None
+    if last:
+        layout = "NCHW" if nd == 2 else "NCDHW"
+        return (
+            f"x's axis 1 has the filter's {wanted} input channels: if x is channels first "
+            f"(PyTorch's layout), pass input_layout={layout!r} (the filter then follows it: "
+            "FCRS, PyTorch's OIHW, unless filter_layout= says otherwise)"
+        )
+    layout = "NHWC" if nd == 2 else "NDHWC"
+    return (
+        f"x's last axis has the filter's {wanted} input channels: if x is channels last, "
+        f"pass input_layout={layout!r} (MAX's default; the filter then follows it: RSCF)"
+    )
 
 
 def _conv_rule(nd: int, transpose: bool) -> Any:
@@ -752,8 +788,15 @@ def _resize_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
             f"resize of {t} to {want}: give 4 sizes (N, C, H, W) with N and C those of x "
             f"({format_shape(t.shape[:2])}); only H and W are resized"
         )
-    _static(t.shape[2:], "x's H and W")
+    hw_in = _static(t.shape[2:], "x's H and W")
     hw = _ints(list(want[2:]), 2, "the output H and W", 1)
+    if 0 in hw_in:  # (the outputs are >= 1: an empty axis has nothing to take them from)
+        axis = "H" if hw_in[0] == 0 else "W"
+        raise ShapeError(
+            f"resize of {t} to {format_shape(tuple(want))}: x's {axis} is 0, and an empty "
+            "axis has no values to resize to a non-empty one; resize a non-empty value, or "
+            "make the empty result directly (gd.ops.broadcast_to of a constant)"
+        )
     attrs["shape"] = (*t.shape[:2], *hw)
     return (c.dtype,), TensorType(c.dtype, (*t.shape[:2], *hw), c.ambiguous)
 
