@@ -228,6 +228,9 @@ def _explain(what: str, e: BaseException, proto: ModelProto | None, opts: Option
 
 
 _GATHER_RANGE = re.compile(r"idx=(-?\d+) must be within the inclusive range \[(-?\d+),(-?\d+)\]")
+# GatherND's and ScatterND's kernels: "invalid index found, index = 5", "invalid indice
+# found, indice = 5" (the value, not its position)
+_ND_RANGE = re.compile(r"invalid ind(?:ice|ex) found, ind(?:ice|ex) = (-?\d+)")
 _BROADCAST = re.compile(r"broadcast an axis by a dimension other than 1\. (\d+) by (\d+)")
 
 
@@ -238,6 +241,9 @@ def _reason(msg: str, node: str) -> str:
     if m:
         size = int(m.group(3)) + 1
         return f"index {m.group(1)} is out of range for an axis of size {size}"
+    m = _ND_RANGE.search(msg)
+    if m:
+        return f"index {m.group(1)} is out of range for its axis"
     if INDEX_CHECK in node:
         return "an index is out of range for its axis"
     m = _BROADCAST.search(msg)
