@@ -619,6 +619,30 @@ def test_symbolic_sizes() -> None:
         assert_within(got, want, 1e-12 * (1 + np.abs(want)))
 
 
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64])
+def test_strided_windows_of_symbolic_sizes_are_floor_divisions(dt: gd.DType) -> None:
+    """ResNet's stem (7x7 conv, stride 2, padding 3; 3x3 max pool, stride 2, padding 1)
+    on images of any size: each size is a floor division, bound and checked by run()."""
+    g = gd.Graph("stem", input_types={"x": gd.TensorType(dt, ("n", 3, "h", "w"))})
+    w = RNG.normal(size=(4, 3, 7, 7)).astype(dt.np)
+    y = gd.ops.conv2d(g.inputs[0], w, stride=2, padding=3, input_layout="NCHW")
+    z = gd.ops.max_pool2d(y, 3, stride=2, padding=1, input_layout="NCHW")
+    assert y.shape == ("n", 4, "(h+-1)//(2)+1", "(w+-1)//(2)+1")
+    assert z.shape == ("n", 4, "((h+-1)//(2))//(2)+1", "((w+-1)//(2))//(2)+1")
+    g.output(z)
+    model = export(g, check="full")
+    for h, w_ in ((224, 224), (7, 9), (1, 2)):
+        xs = RNG.normal(size=(2, 3, h, w_)).astype(dt.np)
+        (want,), (got,) = gd.evaluate(g, [xs]), run(model, [xs])
+        size = ((h + 1) // 2 + 1) // 2, ((w_ + 1) // 2 + 1) // 2  # PyTorch's sizes, twice
+        assert want.shape == got.shape == (2, 4, *size)
+        assert_within(got, want, 200 * EPS32 * (1 + np.abs(want)))
+    # padding under dilation * (kernel - 1) in all would make small sizes negative: refused
+    g = gd.Graph("stem", input_types={"x": gd.TensorType(dt, ("n", 3, "h", "w"))})
+    with pytest.raises(gd.ShapeError, match="would be negative for small sizes"):
+        gd.ops.conv2d(g.inputs[0], w, stride=2, padding=2, input_layout="NCHW")
+
+
 # ---------------------------------------------------------------------------- errors
 
 

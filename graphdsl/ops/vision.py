@@ -26,9 +26,11 @@ n * eps * sum|terms| of them (the tolerance the tests use). Max pooling pads wit
 (the dtype's lowest value for integers), propagates NaN and orders -0.0 < +0.0 as the
 ``max`` reduction does. Sizes follow PyTorch: floor((n + pads - dilation*(k-1) - 1) /
 stride) + 1, and in ``ceil_mode`` the ceiling, less a last window that would start in the
-right padding. Symbolic batch dimensions are allowed; a symbolic spatial dimension needs
-stride 1 and an output of it plus a count >= 0 (padding that keeps the size, as a 'same'
-convolution does), else the type system cannot write the size.
+right padding. Symbolic batch dimensions are allowed, and symbolic spatial ones where the
+size is >= 0 for every input size (padding of at least dilation * (kernel - 1) in all, as
+'same' padding and PyTorch's usual kernel // 2 on each side give): strided, the size is a
+floor division, ``'(h+-1)//(2)+1'`` for a 3x3 window with stride 2 and padding 1, which
+run() binds and checks like any other.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ from graphdsl.ops._windows import (
     windows,
 )
 from graphdsl.policies import Policy, Promoted
-from graphdsl.shapes import Dim, ShapeError, derived_dim, format_shape, sum_dims
+from graphdsl.shapes import Dim, ShapeError, derived_dim, floordiv_dim, format_shape, sum_dims
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = [
@@ -203,14 +205,17 @@ def _window_dim(
             )
         return n
     extra = span - stride - lo - hi if transpose else lo + hi - span + 1
-    if (stride != 1 and not transpose) or extra < 0:
+    if extra < 0:  # (a size that would be negative for a small d: the type cannot say so)
         raise ShapeError(
-            f"{axis} is symbolic ({d!r}) and its output size cannot be written as {d!r} "
-            "times a count plus a count >= 0 (with this stride, kernel and padding); give "
-            f"{axis} a static size, or use stride 1 with padding of at least "
-            "dilation * (kernel - 1) in all ('same' padding keeps the size)"
+            f"{axis} is symbolic ({d!r}) and its output size would be negative for small "
+            f"sizes of {d!r} (with this kernel and padding); give {axis} a static size, or "
+            "pad by at least dilation * (kernel - 1) in all ('same' padding, or "
+            "kernel // 2 on each side)"
         )
-    return sum_dims([derived_dim([d, stride], []) if transpose else d, extra])
+    if transpose:
+        return sum_dims([derived_dim([d, stride], []), extra])
+    # floor((d + lo + hi - span) / stride) + 1
+    return sum_dims([floordiv_dim(sum_dims([d, extra - 1]), stride), 1])
 
 
 # ---------------------------------------------------------------------------- convolution
@@ -571,13 +576,15 @@ def _pool_dim(
                 f"and padding {pad} holds only padding; use a smaller dilation or padding"
             )
         return n
-    if stride != 1 or 2 * pad + 1 < span:
+    if (ceil and stride != 1) or 2 * pad + 1 < span or pad >= span:
         raise ShapeError(
-            f"{axis} is symbolic ({d!r}) and the pooled size cannot be written as {d!r} plus "
-            f"a count >= 0; give {axis} a static size, or use stride 1 with padding of at "
-            "least half the dilated kernel"
+            f"{axis} is symbolic ({d!r}) and the pooled size cannot be written for every "
+            f"size of {d!r} (a negative count, a window of padding only, or ceil_mode's last "
+            f"window); give {axis} a static size, or use padding of at least half the "
+            "dilated kernel and less than it (without ceil_mode where the stride is not 1)"
         )
-    return sum_dims([d, 2 * pad + 1 - span])
+    # floor((d + 2 pad - span) / stride) + 1
+    return sum_dims([floordiv_dim(sum_dims([d, 2 * pad - span]), stride), 1])
 
 
 def _pool_rule(average: bool) -> Any:
