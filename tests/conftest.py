@@ -32,6 +32,17 @@ def pytest_configure(config: pytest.Config) -> None:
     backend.configure(config.getoption("--provider"))
 
 
+# the files that take most of the suite's time: the (op, dtype) matrix, the fuzzer and the
+# bad-input catalogue; `pytest -m "not slow"` runs the rest (README.md: the fast part)
+SLOW_FILES = frozenset({"test_onnx_matrix.py", "test_fuzz.py", "test_bad_inputs.py"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return f"graphdsl tests on onnxruntime's {backend.PROVIDER} provider"
 
