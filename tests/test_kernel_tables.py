@@ -15,7 +15,15 @@ import pytest
 from onnx import TensorProto
 
 from exporters.onnx._kernels import KernelTable, dump_kernels, load_kernels
-from exporters.onnx._targets import CUDA_BROKEN, CUDA_UNREGISTERED, TARGETS, _pairs
+from exporters.onnx._targets import (
+    CPU_BEFORE,
+    CUDA_BROKEN,
+    CUDA_UNREGISTERED,
+    TARGETS,
+    _pairs,
+    cpu_target,
+    installed_onnxruntime,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPE_NAMES = set(TensorProto.DataType.keys())
@@ -47,8 +55,10 @@ def test_tables_load_once_and_feed_the_targets(target: str) -> None:
     assert isinstance(table, KernelTable)
     assert load_kernels(target) is table
     tgt = TARGETS[target]
-    if target == "cpu":
-        assert tgt.kernels is table.kernels
+    if target == "cpu":  # the measured table, less the pairs the installed release lacks
+        assert tgt.kernels == cpu_target(installed_onnxruntime()).kernels
+        if installed_onnxruntime() >= max(CPU_BEFORE):
+            assert tgt.kernels is table.kernels
     else:  # what CUDA registers: the measured rows (with the kernels that failed at run
         # time: placed on the GPU all the same), the documented rows where none was measured;
         # what it runs right: that, less what failed and what broke
@@ -75,6 +85,22 @@ def test_types_are_tensorproto_names(target: str) -> None:
     assert _names(table.kernels) | _names(table.upcast_kernels) <= considered
     assert all("->" in pair for pair in table.kernels.get("Cast", ()))
     assert not any("->" in t for op, ts in table.kernels.items() if op != "Cast" for t in ts)
+
+
+def test_cpu_target_per_onnxruntime_release() -> None:
+    # cpu.json is measured on 1.32; on 1.31 (pyproject's floor) the pairs CPU_BEFORE lists
+    # are computed as where a kernel is missing, and blocked quantization is composed
+    table = load_kernels("cpu").kernels
+    old, new = cpu_target((1, 31)), cpu_target((1, 32))
+    assert new.kernels is table and not new.quirks
+    assert old.quirk("blocked_quantize_nan") and not new.quirk("blocked_quantize_nan")
+    assert new.has("Pad", "BFLOAT16") and not old.has("Pad", "BFLOAT16")
+    assert new.has("MaxPool", "UINT8") and not old.has("MaxPool", "UINT8")
+    assert old.has("Pad", "FLOAT") and old.has("QuantizeLinear", "FLOAT")
+    for op in table:  # nothing else removed
+        assert table[op] - old.kernels.get(op, frozenset()) == CPU_BEFORE[(1, 32)].get(
+            op, frozenset()
+        ), op
 
 
 def test_cpu_provenance() -> None:

@@ -132,8 +132,8 @@ def optimizers_off(
     if not _finite_conv_filters(model, folder, found["Conv"]):
         off.add("NchwcTransformer")
     cuda = "CUDAExecutionProvider" in providers
-    if not _means_over_non_empty_axes(model, found["ReduceMean"]) or (
-        cuda and not _cuda_norms_fuse_exactly(model, found)
+    if not _means_over_non_empty_axes(model, found["ReduceMean"]) or not _norms_fuse_exactly(
+        model, found, cuda
     ):
         off.add("SimplifiedLayerNormFusion")
     if cuda and found["Conv"] and _pads_before_convs(model):
@@ -143,12 +143,13 @@ def optimizers_off(
     return frozenset(off)
 
 
-def _cuda_norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]]) -> bool:
-    """On CUDA the RMS norm fusion also takes in a Cast before the pattern (a norm computed in
-    float32 from another type), whose fused node then refuses its int16 or bfloat16 input
-    (InvalidGraph, or no kernel at load), and it computes a float64 norm in float32
-    (measured: 2.7824329 for 2.7824333): safe only where every ReduceMean reads a float32 or
-    float16 square of a value that no Cast made."""
+def _norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]], cuda: bool) -> bool:
+    """The RMS norm fusion computes a float64 norm in float32 (measured: 2.7824329 for
+    2.7824333, on CUDA and on onnxruntime 1.31's CPU provider), and on CUDA it also takes in
+    a Cast before the pattern (a norm computed in float32 from another type), whose fused
+    node then refuses its int16 or bfloat16 input (InvalidGraph, or no kernel at load): safe
+    only where every ReduceMean reads a float32 or float16 square (on CUDA: of a value that
+    no Cast made)."""
     means = found["ReduceMean"]
     if not means:
         return True
@@ -158,7 +159,7 @@ def _cuda_norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]]) -
         if types.get(node.input[0]) not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16):
             return False
         square = producers.get(node.input[0])
-        if square is not None and any(
+        if cuda and square is not None and any(
             producers.get(i) is not None and producers[i].op_type == "Cast"
             for i in square.input
         ):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from exporters.onnx._kernels import load_kernels
 
-__all__ = ["CUDA_BROKEN", "CUDA_QUIRKS", "ROUNDS_ONCE", "TARGETS", "Target"]
+__all__ = ["CPU_BEFORE", "CUDA_BROKEN", "CUDA_QUIRKS", "ROUNDS_ONCE", "TARGETS", "Target"]
 
 # Ops every provider has for int64 shape data and control flow: assumed where a table does
 # not list them (the CPU table measures Shape, Gather and Slice per element type; the CUDA
@@ -110,6 +110,28 @@ CUDA_BROKEN: dict[str, frozenset[str]] = {
 # name '' is not set" at load (the H200 suite run, float64 conv2d_transpose); the exporter
 # treats the pair as registered nowhere and computes it otherwise
 CUDA_UNREGISTERED: dict[str, frozenset[str]] = {"ConvTranspose": frozenset({"DOUBLE"})}
+
+# The CPU table (cpu.json) is measured on onnxruntime 1.32. Before a release listed here
+# (pyproject admits 1.31), these CPU kernels are missing or compute otherwise, measured on
+# 1.31.0 and 1.31.1 with scripts/probe_ort_kernels.py and the test matrix (.ci/run's pass on
+# the oldest versions): the CPU target leaves them out where the installed onnxruntime is
+# older, and the lowerings compute those pairs as they do where a kernel is missing (in
+# float32, or composed). Quirk names (CPU_QUIRKS) mark behaviours rewritten around instead.
+CPU_BEFORE: dict[tuple[int, int], dict[str, frozenset[str]]] = {
+    (1, 32): {
+        # no bfloat16 Pad (NOT_IMPLEMENTED at load)
+        **{key: frozenset({"BFLOAT16"}) for key in ("Pad", "Pad_edge", "Pad_reflect")},
+        # float16 QuantizeLinear wraps +inf (-128 for int8, 0 for uint8): through float32
+        "QuantizeLinear": frozenset({"FLOAT16"}),
+        "QuantizeLinear_uint8": frozenset({"FLOAT16"}),
+        # uint8 MaxPool with a dilation fails to load (pool_attributes.h)
+        "MaxPool": frozenset({"UINT8"}),
+    },
+}
+CPU_QUIRKS_BEFORE: dict[tuple[int, int], frozenset[str]] = {
+    # blocked QuantizeLinear sends NaN to the highest value (the reference: the lowest)
+    (1, 32): frozenset({"blocked_quantize_nan"}),
+}
 
 # Behaviours of the CUDA kernels that the lowerings rewrite around (Target.quirk), measured
 # as CUDA_BROKEN was; each name is read by the lowering it names.
@@ -232,7 +254,29 @@ def cuda_tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]
     return registered, _without(_without(registered, failing), CUDA_BROKEN)
 
 
-_CPU = Target("cpu", load_kernels("cpu").kernels, "CPUExecutionProvider", ROUNDS_ONCE["cpu"])
+def installed_onnxruntime() -> tuple[int, int]:
+    """The (major, minor) release of the onnxruntime this process imports."""
+    import onnxruntime
+
+    major, minor = onnxruntime.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def cpu_target(release: tuple[int, int]) -> Target:
+    """The CPU target for onnxruntime ``release``: cpu.json less CPU_BEFORE's pairs of the
+    releases after it, with CPU_QUIRKS_BEFORE's quirks."""
+    kernels = load_kernels("cpu").kernels
+    quirks: frozenset[str] = frozenset()
+    for since, pairs in CPU_BEFORE.items():
+        if release < since:
+            kernels = _without(kernels, pairs)
+    for since, names in CPU_QUIRKS_BEFORE.items():
+        if release < since:
+            quirks |= names
+    return Target("cpu", kernels, "CPUExecutionProvider", ROUNDS_ONCE["cpu"], quirks=quirks)
+
+
+_CPU = cpu_target(installed_onnxruntime())
 _CUDA_REGISTERED, _CUDA_KERNELS = cuda_tables()
 
 TARGETS = {

@@ -26,9 +26,13 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # onnxruntime 1.31's MatMul refuses to broadcast a matrix against a batch of them
         # that may be empty ("right operand cannot broadcast on dim 0", measured on its CPU
         # kernel, which runs integer MatMuls in CUDA sessions too): the matrix expanded
+        # (narrow floats expanded in float32, exactly: onnx before 1.2x types no float8
+        # Expand at opset 21)
         target = (*b_shape[:-2], *a_shape[-2:])
-        args = [b.node("Expand", [args[0].name, dims.shape_tensor(target)], args[0].dtype),
-                args[1]]  # fmt: skip
+        d = args[0].dtype
+        moved = b.cast(args[0], T.float32) if storage(d) in NARROW else args[0]
+        wide = b.node("Expand", [moved.name, dims.shape_tensor(target)], moved.dtype)
+        args = [b.cast(wide, d), args[1]]
     signed = _SAME_WIDTH_SIGNED.get(storage(args[0].dtype))
     if signed is not None:
         # onnxruntime's uint32/uint64 MatMul fail on an empty contraction (they write their

@@ -85,11 +85,13 @@ class _Layout:
         # ("block_size must be 0 for per-tensor quantization", measured)
         self.single = all(d == 1 for d in self.scale_shape)
 
-    def blocked_refused(self, b: Builder) -> bool:
+    def blocked_refused(self, b: Builder, quantize: bool = False) -> bool:
         """Is this a blocked layout that the target's kernels refuse (CUDA's: 'Unsupported
-        quantization type', CUDA_QUIRKS)?"""
+        quantization type', CUDA_QUIRKS) or, for ``quantize``, get wrong (onnxruntime 1.31's
+        CPU kernel sends NaN to the highest value: _targets.CPU_QUIRKS_BEFORE)?"""
         blocked = self.axis is not None and not self.single and self.block is not None
-        return blocked and b.target.quirk("blocked_quantization")
+        wrong = quantize and b.target.quirk("blocked_quantize_nan")
+        return blocked and (b.target.quirk("blocked_quantization") or wrong)
 
     def attrs(self) -> dict[str, Any]:
         """QuantizeLinear's and DequantizeLinear's attributes (ONNX's axis defaults to 1)."""
@@ -146,7 +148,7 @@ def _quantize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     key = _Q_KEY[to]
     # float16 has its own kernel; bfloat16 runs float32's (it divides in float32 anyway)
     cd = next((c for c in (x.dtype, T.float32) if _has(b, key, c)), None)
-    if layout.blocked_refused(b):
+    if layout.blocked_refused(b, quantize=True):
         cd = None
     if cd is None:
         return _quantize_composed(b, x, scale, zp, to, layout, dims)
