@@ -13,16 +13,18 @@ from graphdsl.max._common import (
     _layout,
     _only,
 )
-from graphdsl.max._graph import TensorValue, _tv
 from graphdsl.max._types import (
     ConvInputLayout,
     FilterLayout,
     InterpolationMode,
 )
+from graphdsl.max._value import TensorValue, maxop
+from graphdsl.max._value import tv as _tv
 
 # ---------------------------------------------------------------------------- nn
 
 
+@maxop("layer_norm")
 def layer_norm(
     input: TensorValue, gamma: TensorValueLike, beta: TensorValueLike, epsilon: float
 ) -> TensorValue:
@@ -30,6 +32,7 @@ def layer_norm(
     return _tv(gd.layer_norm(_arg(input), _arg(gamma), _arg(beta), epsilon))
 
 
+@maxop("rms_norm")
 def rms_norm(
     input: TensorValueLike,
     weight: TensorValueLike,
@@ -42,6 +45,7 @@ def rms_norm(
                            multiply_before_cast))  # fmt: skip
 
 
+@maxop("group_norm")
 def group_norm(
     input: TensorValueLike,
     gamma: TensorValueLike,
@@ -53,6 +57,7 @@ def group_norm(
     return _tv(gd.group_norm(_arg(input), _arg(gamma), _arg(beta), num_groups, epsilon))
 
 
+@maxop("conv2d")
 def conv2d(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -69,6 +74,7 @@ def conv2d(
                          _layout(input_layout), _layout(filter_layout)))  # fmt: skip
 
 
+@maxop("conv3d")
 def conv3d(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -85,6 +91,7 @@ def conv3d(
                          _layout(input_layout), _layout(filter_layout)))  # fmt: skip
 
 
+@maxop("conv2d_transpose")
 def conv2d_transpose(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -102,6 +109,7 @@ def conv2d_transpose(
                                    _layout(filter_layout)))  # fmt: skip
 
 
+@maxop("max_pool2d")
 def max_pool2d(
     input: TensorValueLike,
     kernel_size: tuple[DimLike, DimLike],
@@ -115,6 +123,7 @@ def max_pool2d(
     return _tv(gd.max_pool2d(_arg(input), kernel, stride, dilation, padding, ceil_mode))
 
 
+@maxop("avg_pool2d")
 def avg_pool2d(
     input: TensorValueLike,
     kernel_size: tuple[DimLike, DimLike],
@@ -130,6 +139,7 @@ def avg_pool2d(
                              count_boundary))  # fmt: skip
 
 
+@maxop("resize")
 def resize(
     input: TensorValueLike,
     shape: Iterable[DimLike],
@@ -140,6 +150,7 @@ def resize(
     return _tv(gd.resize(_arg(input), _dims(shape, "resize"), mode.value))
 
 
+@maxop("resize_linear")
 def resize_linear(
     input: TensorValueLike,
     size: Iterable[DimLike],
@@ -152,6 +163,7 @@ def resize_linear(
     return _tv(gd.resize(_arg(input), _dims(size, "resize_linear"), "bilinear"))
 
 
+@maxop("resize_nearest")
 def resize_nearest(
     input: TensorValueLike,
     size: Iterable[DimLike],
@@ -164,6 +176,7 @@ def resize_nearest(
     return _tv(gd.resize(_arg(input), _dims(size, "resize_nearest"), "nearest"))
 
 
+@maxop("resize_bicubic")
 def resize_bicubic(input: TensorValueLike, size: Iterable[DimLike]) -> TensorValue:
     """Bicubic resize (Keys, a = -0.75, half-pixel) of an NCHW input's H and W."""
     return _tv(gd.resize(_arg(input), _dims(size, "resize_bicubic"), "bicubic"))
