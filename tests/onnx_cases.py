@@ -401,6 +401,17 @@ def _max_cases() -> dict[str, tuple[int, Build]]:
     ops["dynamic_range"] = (1, lambda s: gd.ops.dynamic_range(i64(2), i64(-7), i64(-3), "k",
                                                               dtype=s[0].dtype) + s[0][0, 0])
     ops["fold"] = (1, lambda s: gd.ops.fold(gd.ops.reshape(s[0], (1, 4, 6)), (3, 4), (2, 2)))
+    # roi_align sampling each pixel once (half-pixel, one sample per bin of one pixel): the
+    # image back, exactly (a NaN or inf beside a pixel makes it NaN in both: 0 * inf)
+    whole = np.array([[0, 0, 0, 4, 6]], np.float32)
+    ops["roi_align"] = (1, lambda s: gd.ops.roi_align(
+        gd.ops.reshape(s[0], (1, 6, 4, 1)), gd.ops.cast(whole, s[0].dtype), 6, 4, 1.0, 1, True))
+    # random draws: the reference's and onnxruntime's differ (graphdsl/ops/random.py); what
+    # both must give exactly is that the draws are within bounds and not NaN
+    ops["random_uniform"] = (1, lambda s: gd.ops.greater_equal(
+        gd.ops.random_uniform(SHAPE, s[0].dtype, -1.0, 2.0, seed=3), -1.0) & (s[0] == s[0]))
+    ops["random_normal"] = (1, lambda s: gd.ops.is_nan(
+        gd.ops.random_normal(SHAPE, s[0].dtype, 0.0, 1.0, seed=5)) | (s[0] != s[0]))
     return ops
 
 

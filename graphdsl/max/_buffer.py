@@ -13,7 +13,7 @@ input. ``buffer_create`` makes a buffer that lives inside one run (zeros, or
 >>> with Graph("acc", input_types=types) as g:
 ...     state, row = g.inputs[0].buffer, g.inputs[1].tensor
 ...     ops.buffer_store_slice(state, ops.buffer_load(state)[1] + row, [1])
-...     g.output(ops.buffer_load(state).sum(axis=0))
+...     g.output(ops.sum(ops.buffer_load(state), axis=0))
 >>> out, new_state = gd.evaluate(g, [np.zeros((2, 3), np.int32), np.arange(3, dtype=np.int32)])
 >>> out.tolist(), new_state.tolist()
 ([[0, 1, 2]], [[0, 0, 0], [0, 1, 2]])

@@ -45,5 +45,11 @@ def _dynamic_slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) 
     def one(v: V) -> str:
         return b.node("Reshape", [b.cast(v, T.int64).name, b.int64s([1])], T.int64).name
 
-    return b.node("Slice", [x.name, one(start), one(stop), b.int64s([axis]), one(step)],
-                  x.dtype)  # fmt: skip
+    # onnxruntime's Slice has no float8 kernel: those values move exactly in float32
+    moving = b.cast(x, T.float32) if storage(x.dtype) in _FLOAT8 else x
+    made = b.node("Slice", [moving.name, one(start), one(stop), b.int64s([axis]), one(step)],
+                  moving.dtype)  # fmt: skip
+    return b.cast(made, x.dtype)
+
+
+_FLOAT8 = (T.float8_e4m3fn, T.float8_e5m2)
