@@ -1710,7 +1710,8 @@ def _max_extra_step(b: _Builder, op: str) -> None:
               f"np.int64({step}), {n})")  # fmt: skip
     elif op == "dynamic_range":
         d = b.pick([T.int32, T.int64, T.float32, T.float64])
-        lo, hi, step = b.draw(st.integers(-5, 5)), b.draw(st.integers(-5, 5)), b.pick([1, 2, -1, -3])
+        lo, hi = b.draw(st.integers(-5, 5)), b.draw(st.integers(-5, 5))
+        step = b.pick([1, 2, -1, -3])
         n = len(range(lo, hi, step))
         with b.g:  # (no Symbol operand: it builds in the graph of the with block)
             r = gd.ops.dynamic_range(np.int64(lo), np.int64(hi), np.int64(step), n, dtype=d)

@@ -130,7 +130,7 @@ class Dim:
     def __radd__(self, lhs: Any) -> Dim:
         if not _dimlike(lhs):
             return NotImplemented
-        return Dim(lhs) + self
+        return Dim(lhs) + self  # type: ignore[no-any-return]
 
     def __mul__(self, rhs: Any) -> Dim:
         if not _dimlike(rhs):
@@ -140,7 +140,7 @@ class Dim:
     def __rmul__(self, lhs: Any) -> Dim:
         if not _dimlike(lhs):
             return NotImplemented
-        return Dim(lhs) * self
+        return Dim(lhs) * self  # type: ignore[no-any-return]
 
     def __neg__(self) -> Dim:
         return -1 * self
@@ -148,12 +148,12 @@ class Dim:
     def __sub__(self, rhs: Any) -> Dim:
         if not _dimlike(rhs):
             return NotImplemented
-        return self + -Dim(rhs)
+        return self + -Dim(rhs)  # type: ignore[no-any-return]
 
     def __rsub__(self, lhs: Any) -> Dim:
         if not _dimlike(lhs):
             return NotImplemented
-        return Dim(lhs) + -self
+        return Dim(lhs) + -self  # type: ignore[no-any-return]
 
     def __floordiv__(self, rhs: Any) -> Dim:
         if not _dimlike(rhs):
@@ -163,7 +163,7 @@ class Dim:
     def __rfloordiv__(self, lhs: Any) -> Dim:
         if not _dimlike(lhs):
             return NotImplemented
-        return Dim(lhs) // self
+        return Dim(lhs) // self  # type: ignore[no-any-return]
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:

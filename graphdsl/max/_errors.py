@@ -38,10 +38,17 @@ class DeviceMismatchError(ValueError):
     """Operands of one op on different devices (MAX refuses them with a ValueError)."""
 
 
-@functools.cache
+_COMBINED: dict[tuple[type[Exception], type[Exception]], type[Exception]] = {}
+
+
 def _combined(cls: type[Exception], builtin: type[Exception]) -> type[Exception]:
-    """``cls`` as a subclass of ``builtin`` too, under its own name."""
-    return type(cls.__name__, (cls, builtin), {"__module__": cls.__module__})
+    """``cls`` as a subclass of ``builtin`` too, under its own name (made once per pair)."""
+    found = _COMBINED.get((cls, builtin))
+    if found is None:
+        found = _COMBINED[(cls, builtin)] = type(
+            cls.__name__, (cls, builtin), {"__module__": cls.__module__}
+        )
+    return found
 
 
 def as_max(exc: Exception, builtin: type[Exception]) -> Exception:

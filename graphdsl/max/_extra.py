@@ -20,6 +20,7 @@ import numpy as np
 
 import graphdsl.ops as gd
 from graphdsl.max._common import DimLike, TensorValueLike, _arg, _value
+from graphdsl.max._dim import StaticDim
 from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
@@ -196,7 +197,7 @@ def irfft(
     x = _tv(_value(input_tensor, "irfft"))
     if x.dtype != DType.float32:
         raise ValueError(f"Input tensor must be of type float32, got {x.dtype}.")
-    if input_is_complex and x.shape[-1] != 2:
+    if input_is_complex and x.shape[-1] != StaticDim(2):
         raise ValueError(
             "Input tensor is marked as complex, but last dimension is not 2. Got input shape "
             f"{list(x.shape)}."

@@ -243,6 +243,8 @@ def range(
         return _dynamic_range(bounds, out_dim, core, device)
     s0, s1, st = (dim_to_core(v) if isinstance(v, Dim) else _number(v) for v in bounds)
     graph = current_graph()
+    if isinstance(st, str):
+        raise TypeError(f"range: the step must be a number, got the dimension {st!r}")
     if isinstance(s0, str) or isinstance(s1, str):
         with graph:
             made = gd.range(s0, s1, st, None if out_dim is None else dim_to_core(out_dim),
@@ -263,8 +265,8 @@ def _max_length(start: Any, stop: Any, step: Any) -> int:
     if step == 0:
         return 0
     if all(isinstance(v, int) for v in (start, stop, step)):
-        return builtins.max(0, (stop - start) // step)
-    return builtins.max(0, math.floor((stop - start) / step))
+        return int(builtins.max(0, (stop - start) // step))
+    return int(builtins.max(0, math.floor((stop - start) / step)))
 
 
 def _dynamic_range(bounds: list[Any], out_dim: Any, dtype: Any, device: DeviceRef) -> TensorValue:
@@ -280,6 +282,7 @@ def _dynamic_range(bounds: list[Any], out_dim: Any, dtype: Any, device: DeviceRe
               graph.constant(np.asarray(_number(b) if not isinstance(b, np.ndarray) else b,
                                         dtype.np))
               for b in bounds]  # fmt: skip
+    start, stop, step = (_arg(v) for v in values)
     with graph:
-        made = dynamic_range(*[_arg(v) for v in values], dim_to_core(out_dim), dtype=dtype)
+        made = dynamic_range(start, stop, step, dim_to_core(out_dim), dtype=dtype)
     return _tv(made, device)

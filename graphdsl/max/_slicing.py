@@ -108,8 +108,8 @@ def _dynamic(x: TensorValue, items: Sequence[Any], entries: list[Any], which: li
     axis_of = _axes(items, x.rank)
     for k in which:
         _, s, out_dim = entries[k]
-        bounds = [_bound(s.start, 0), _bound(s.stop, _END), _bound(s.step, 1)]
-        value = dynamic_slice(value, axis_of[k], *bounds, dim_to_core(out_dim))
+        start, stop, step = _bound(s.start, 0), _bound(s.stop, _END), _bound(s.step, 1)
+        value = dynamic_slice(value, axis_of[k], start, stop, step, dim_to_core(out_dim))
     return value
 
 

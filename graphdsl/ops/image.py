@@ -199,7 +199,7 @@ def _roi_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) ->
         count = max(gh * gw, 1)
         for i in range(oh):
             for j in range(ow):
-                acc = np.zeros(x.shape[3]) if attrs["mode"] == "avg" else None
+                acc: np.ndarray | None = np.zeros(x.shape[3]) if attrs["mode"] == "avg" else None
                 for iy in range(gh):
                     yy = sy + i * bh + (iy + 0.5) * bh / gh
                     for ix in range(gw):
@@ -207,12 +207,13 @@ def _roi_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) ->
                         weights, corners = _bilinear(img, yy, xx)
                         if attrs["mode"] == "avg":
                             for wgt, (cy, cx) in zip(weights, corners, strict=True):
-                                acc = acc + wgt * img[cy, cx]  # type: ignore[operator]
+                                acc = wgt * img[cy, cx] + (0.0 if acc is None else acc)
                         else:
                             pairs = zip(weights, corners, strict=True)
                             terms = [wgt * img[cy, cx] for wgt, (cy, cx) in pairs]
                             best = np.max(terms, axis=0) if terms else np.zeros(x.shape[3])
                             acc = best if acc is None else np.maximum(acc, best)
+                assert acc is not None
                 res[m, i, j] = acc / count if attrs["mode"] == "avg" else acc
     return res
 

@@ -5,6 +5,8 @@ values are onnxruntime's draws, equal to the reference's in distribution only
 
 from __future__ import annotations
 
+from typing import Any
+
 from onnx import TensorProto
 
 from exporters.onnx._builder import Builder, V
@@ -24,7 +26,7 @@ def _draw(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     onnx_op, names = _DRAWS[node.op]
     run = T.float64 if storage(node.dtype) is T.float64 else T.float32
     code = TensorProto.DOUBLE if run is T.float64 else TensorProto.FLOAT
-    params = {k: float(node.attrs[v]) for k, v in names.items()}
+    params: dict[str, Any] = {k: float(node.attrs[v]) for k, v in names.items()}
     made = b.node(onnx_op, [], run, dtype=code, seed=float(node.attrs["seed"]),
                   shape=[int(n) for n in node.attrs["shape"]], **params)  # fmt: skip
     return b.cast(made, node.dtype)

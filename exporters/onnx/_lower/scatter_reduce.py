@@ -8,6 +8,8 @@ the targets that met one, and those become NaN.
 
 from __future__ import annotations
 
+from typing import Any
+
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
 from exporters.onnx._lower.checks import int64_indices
@@ -29,7 +31,7 @@ def _scatter(elements: bool, kind: str) -> None:
     @register(name)
     def lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         x, u, idx = args
-        attrs: dict[str, object] = {"reduction": kind}
+        attrs: dict[str, Any] = {"reduction": kind}
         if elements:
             attrs["axis"] = int(node.attrs["axis"]) % node.inputs[0].rank
         d = storage(x.dtype)
@@ -43,7 +45,7 @@ def _scatter(elements: bool, kind: str) -> None:
 
 
 def _nan_marks(
-    b: Builder, onnx_op: str, attrs: dict[str, object], x: V, u: V, index: str, out: V
+    b: Builder, onnx_op: str, attrs: dict[str, Any], x: V, u: V, index: str, out: V
 ) -> V:
     """``out`` with NaN where the reference's max or min met a NaN (target or update)."""
     f = T.float32
