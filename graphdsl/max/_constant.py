@@ -130,7 +130,8 @@ def shape_to_tensor(shape: Iterable[DimLike]) -> TensorValue:
 @maxop("transfer_to")
 def transfer_to(x: TensorValueLike, device: DeviceRef) -> TensorValue:
     """``x`` on ``device`` (recorded; onnxruntime runs the whole model on one provider)."""
-    return _tv(_value(x, "transfer_to")).to(device)
+    value = x if isinstance(x, TensorValue) else _tv(_value(x, "transfer_to"))
+    return value.to(device)
 
 
 @maxop("assert_same_device")

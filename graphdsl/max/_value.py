@@ -36,6 +36,7 @@ from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import DeviceMismatchError, UnsupportedError, raising
 from graphdsl.max._types import DeviceRef, TensorType, Weight
+from graphdsl.types import OpTypeError
 
 __all__ = ["TensorValue", "Value", "arg", "current_graph", "maxop", "tv"]
 
@@ -234,7 +235,7 @@ class TensorValue(Value):
         """The population variance along ``axis`` (size 1), as MAX builds it:
         ``((x - x.mean(axis)) ** 2).mean(axis)``."""
         if self._symbol.dtype.name == "bool":
-            raise TypeError("Variance undefined for boolean values.")
+            raise OpTypeError("Variance undefined for boolean values.")
         return ((self - self.mean(axis)) ** 2).mean(axis)
 
     def stdev(self, axis: int = -1) -> TensorValue:
@@ -387,8 +388,9 @@ def device_of(x: Any) -> DeviceRef | None:
         return x._device
     if isinstance(x, Symbol):
         return _device_of_symbol(x)
-    device = getattr(x, "device", None)
-    return device if isinstance(device, DeviceRef) else None
+    if isinstance(x, Weight):
+        return x.device
+    return None
 
 
 def _operands(args: Iterable[Any]) -> Iterator[Any]:

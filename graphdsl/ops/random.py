@@ -4,8 +4,9 @@
 The reference interpreter draws from numpy's ``default_rng(seed)`` (uniform: ``low +
 (high - low) * random()``; normal: ``mean + std * standard_normal()``) in float64 and rounds
 to the dtype; onnxruntime draws from its own generator with the same seed. The two streams
-differ: the values agree in distribution (bounds, mean, spread), not element by element,
-and each is the same from run to run.
+differ: the values agree in distribution (bounds, mean, spread), not element by element.
+The reference draws the same values at each evaluation; onnxruntime's kernel continues its
+stream from one run of a session to the next.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 MAX), as graphdsl's ``random_uniform`` and ``random_normal`` (ONNX RandomUniform and
 RandomNormal). Each draw uses the seed plus the number of draws before it in the graph, so
 two draws differ and a rebuilt graph draws the same. The reference interpreter's values are
-numpy's, onnxruntime's its own: equal in distribution, not element by element.
+numpy's, onnxruntime's its own (continuing from run to run of a session): equal in
+distribution, not element by element.
 
 >>> import graphdsl as gd
 >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
