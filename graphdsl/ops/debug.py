@@ -32,7 +32,7 @@ def rebind(x: Operand, shape: Sequence[int | str], message: str = "") -> Symbol:
     >>> gd.evaluate(g, {"x": np.ones((4, 3), np.float32)})
     Traceback (most recent call last):
         ...
-    graphdsl.shapes.ShapeError: rebind to (2, 3): the value has shape (4, 3): two rows
+    graphdsl.shapes.ShapeError: rebind (at ...): rebind to (2, 3): the value has shape (4, 3): ...
     """
     return op("rebind", x, shape=tuple(shape), message=str(message))
 

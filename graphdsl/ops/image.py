@@ -131,10 +131,10 @@ def roi_align(
     >>> g = gd.Graph("roi", input_types={"x": gd.TensorType(gd.float32, (1, 4, 4, 1))})
     >>> x, = g.inputs
     >>> y = gd.ops.roi_align(x, np.array([[0, 0, 0, 4, 4]], np.float32), 2, 2, 1.0, 2)
-    >>> g.output(y)
+    >>> g.output(y)  # each bin: the mean of 4 samples (a sample past the edge is clamped)
     >>> gd.evaluate(g, {"x": np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)})[0][0, :, :, 0]
-    array([[ 2.5,  4.5],
-           [10.5, 12.5]], dtype=float32)
+    array([[ 5.  ,  6.75],
+           [12.  , 13.75]], dtype=float32)
     """
     return op("roi_align", x, rois, output_height=int(output_height),
               output_width=int(output_width), spatial_scale=float(spatial_scale),
