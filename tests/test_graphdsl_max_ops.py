@@ -330,3 +330,47 @@ def test_values_are_tensor_values_inside_branches_and_bodies() -> None:
     for outs in both(g, [np.bool_(True), a]):
         same(outs[0], a + 1)
         same(outs[1], a * 4)
+
+
+def test_masked_scatter_fills_in_order() -> None:
+    x = np.array([[-1.0, np.nan, -0.0], [2.0, -1.0, np.inf]], np.float32)
+    mask = np.array([[True, False, True], [False, True, True]])
+    u = np.array([1.0, -0.0, np.nan, 4.0, 99.0], np.float32)  # one more than the mask takes
+    with Graph("m", input_types=[TensorType(DType.float32, [2, 3], CPU),
+                                 TensorType(DType.bool, [2, 3], CPU),
+                                 TensorType(DType.float32, [5], CPU)]) as g:  # fmt: skip
+        y = ops.masked_scatter(*g.inputs, "k")
+        assert y.shape == [2, 3]
+        g.output(y)
+    want = x.copy()
+    want[mask] = u[: mask.sum()]  # PyTorch's masked_scatter
+    for outs in both(g, [x, mask, u]):
+        same(outs[0], want)
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_conv2d_with_a_symbolic_channel_count(layout: str) -> None:
+    """MAX takes a symbolic channel count; graphdsl builds it per kernel tap, within float32
+    rounding of the convolution with the count given."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1, 5, 6, 2)).astype(np.float32)
+    w = rng.normal(size=(3, 3, 2, 4)).astype(np.float32)
+    nchw = layout == "NCHW"
+    xs = np.transpose(x, (0, 3, 1, 2)) if nchw else x
+    ws = np.transpose(w, (3, 2, 0, 1)) if nchw else w
+    kw = {"stride": (2, 1), "dilation": (1, 2), "padding": (1, 0, 1, 2)}
+    if nchw:
+        from graphdsl.max import ConvInputLayout, FilterLayout
+
+        kw |= {"input_layout": ConvInputLayout.NCHW, "filter_layout": FilterLayout.FCRS}
+    shapes = ([1, "c", 5, 6], [4, "c", 3, 3]) if nchw else ([1, 5, 6, "c"], [3, 3, "c", 4])
+    with Graph("sym", input_types=[TensorType(DType.float32, s, CPU) for s in shapes]) as g:
+        y = ops.conv2d(*g.inputs, **kw)  # type: ignore[arg-type]
+        g.output(y)
+    static = [list(a.shape) for a in (xs, ws)]
+    with Graph("ref", input_types=[TensorType(DType.float32, s, CPU) for s in static]) as h:
+        h.output(ops.conv2d(*h.inputs, **kw))  # type: ignore[arg-type]
+    assert list(y.shape) == list(h.output_types[0].shape)
+    (want,) = gd.evaluate(h, [xs, ws])
+    for outs in both(g, [xs, ws]):
+        np.testing.assert_allclose(outs[0], want, rtol=1e-5, atol=1e-5)

@@ -19,16 +19,18 @@ from typing import Any
 import numpy as np
 
 import graphdsl.ops as gd
+from graphdsl.dtypes import DType as CoreDType
 from graphdsl.max._common import DimLike, TensorValueLike, _arg, _value
 from graphdsl.max._dim import StaticDim
 from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
-from graphdsl.max._errors import as_max
+from graphdsl.max._errors import UnsupportedError, as_max
 from graphdsl.max._types import DeviceRef
 from graphdsl.max._value import HOOKS, TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
+from graphdsl.types import OpTypeError
 
 # ---------------------------------------------------------------------------- selection
 
@@ -107,6 +109,33 @@ def print(value: str | TensorValue, label: str = "debug_tensor") -> None:
 
 
 HOOKS["print"] = print
+
+
+@maxop("masked_scatter")
+def masked_scatter(
+    input: TensorValueLike, mask: TensorValueLike, updates: TensorValueLike, out_dim: DimLike
+) -> TensorValue:
+    """``input`` with the places where ``mask`` (bool, broadcast to ``input``) holds filled,
+    in row-major order, with the elements of ``updates`` one after another (MAX's and
+    PyTorch's ``masked_scatter``). Built without a data-dependent size: each masked place
+    takes the update at its running count (``cumsum`` of the mask), others keep
+    ``input``'s value; ``out_dim`` (MAX's name for the count) is accepted."""
+    x, m, u = (_value(v, "masked_scatter") for v in (input, mask, updates))
+    if m.dtype.name != "bool":
+        raise OpTypeError(f"masked_scatter: the mask must be bool, got {m.type}")
+    if m.shape != x.shape:
+        m = gd.broadcast_to(m, x.shape)
+    flat_u = gd.reshape(u, [-1])
+    n = flat_u.shape[0]
+    if not isinstance(n, int):
+        raise UnsupportedError("masked_scatter: graphdsl needs updates of a static size")
+    if n == 0:
+        return _tv(x)
+    flat_m = gd.reshape(m, [-1])
+    count = gd.cumsum(gd.cast(flat_m, CoreDType.int64))
+    at = gd.minimum(gd.maximum(gd.sub(count, 1), 0), n - 1)
+    filled = gd.where(flat_m, gd.gather(flat_u, at, axis=0), gd.reshape(x, [-1]))
+    return _tv(gd.reshape(filled, list(x.shape)))
 
 
 # ---------------------------------------------------------------------------- images

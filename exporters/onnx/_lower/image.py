@@ -4,7 +4,8 @@
 whose overlapping blocks it sums in its own order (within the sum's float32 rounding of the
 reference); float64, which Col2Im would round to float32, is a ScatterElements add of every
 block entry into the padded image, in the reference's order (exact). ``roi_align``: NHWC to
-ONNX RoiAlign's NCHW and back, the rois split into batch indices and boxes, in float32.
+ONNX RoiAlign's NCHW and back, the rois split into batch indices and boxes, in float32 (float64
+in float64).
 """
 
 from __future__ import annotations
@@ -61,17 +62,18 @@ def _fold_scatter(b: Builder, node: Symbol, x: V) -> V:
 
 @register("roi_align")
 def _roi_align(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x, rois = (b.cast(v, T.float32) for v in args)
+    run = T.float64 if storage(node.dtype) is T.float64 else T.float32
+    x, rois = (b.cast(v, run) for v in args)
     a = node.attrs
-    nchw = b.node("Transpose", [x.name], T.float32, perm=[0, 3, 1, 2])
-    index = b.node("Slice", [rois.name, b.int64s([0]), b.int64s([1]), b.int64s([1])], T.float32)
-    batch = b.cast(b.node("Squeeze", [index.name, b.int64s([1])], T.float32), T.int64)
-    boxes = b.node("Slice", [rois.name, b.int64s([1]), b.int64s([5]), b.int64s([1])], T.float32)
+    nchw = b.node("Transpose", [x.name], run, perm=[0, 3, 1, 2])
+    index = b.node("Slice", [rois.name, b.int64s([0]), b.int64s([1]), b.int64s([1])], run)
+    batch = b.cast(b.node("Squeeze", [index.name, b.int64s([1])], run), T.int64)
+    boxes = b.node("Slice", [rois.name, b.int64s([1]), b.int64s([5]), b.int64s([1])], run)
     pooled = b.node(
-        "RoiAlign", [nchw.name, boxes.name, batch.name], T.float32,
+        "RoiAlign", [nchw.name, boxes.name, batch.name], run,
         mode=a["mode"], output_height=a["output_height"], output_width=a["output_width"],
         sampling_ratio=a["sampling_ratio"], spatial_scale=a["spatial_scale"],
         coordinate_transformation_mode="half_pixel" if a["aligned"] else "output_half_pixel",
     )  # fmt: skip
-    back = b.node("Transpose", [pooled.name], T.float32, perm=[0, 2, 3, 1])
+    back = b.node("Transpose", [pooled.name], run, perm=[0, 2, 3, 1])
     return b.cast(back, node.dtype)

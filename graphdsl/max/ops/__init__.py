@@ -100,6 +100,7 @@ from graphdsl.max._extra import (
     fold,
     hann_window,
     irfft,
+    masked_scatter,
     nonzero,
     print,
     rebind,
@@ -184,8 +185,6 @@ MISSING: dict[str, str] = {
     "dequantize": "MAX's GGUF-style quantization encodings (QuantizationEncoding): not "
     "implemented (graphdsl's own dequantize is per-tensor/per-axis affine)",
     "qmatmul": "MAX's GGUF-style quantization encodings (QuantizationEncoding): not implemented",
-    "masked_scatter": "data-dependent scatter (a NonZero of the mask feeding a ScatterND): not "
-    "implemented yet",
     "non_maximum_suppression": "data-dependent output size (ONNX NonMaxSuppression returns "
     "another layout): not implemented yet",
 }
@@ -262,6 +261,7 @@ __all__ = [
     "logical_or",
     "logical_xor",
     "logsoftmax",
+    "masked_scatter",
     "matmul",
     "max",
     "max_pool2d",
