@@ -30,7 +30,7 @@ def _rebind(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     step = b.node("Sub", [b.const(1, T.int64).name, any_bad.name], T.int64)
     check = b.node("Range", [b.const(0, T.int64).name, b.const(1, T.int64).name, step.name],
                    T.int64, REBIND_CHECK)  # fmt: skip
-    zero = b.node("ReduceSum", [check.name, b.int64s([0])], T.int64, keepdims=0)
+    zero = b.node("Squeeze", [check.name, b.int64s([0])], T.int64)  # 0, or the run failed
     gate = b.node("Mul", [zero.name, b.const(0, T.int64).name], T.int64)
     tied = b.node("Reshape", [x.name, b.node("Add", [shape.name, gate.name], T.int64).name],
                   x.dtype)  # fmt: skip
