@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import Symbol
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._errors import UnsupportedError
 from graphdsl.max._types import Weight
 from graphdsl.max._value import TensorValue, arg

@@ -12,10 +12,8 @@ written for MAX passes, and so does ``pytest.raises(gd.ShapeError)``.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
 
 from graphdsl.dtypes import DTypeError
 from graphdsl.graph import GraphError
@@ -24,11 +22,7 @@ from graphdsl.policies import PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError, OpTypeError
 
-__all__ = ["DeviceMismatchError", "UnsupportedError", "as_max", "max_errors", "raising"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
+__all__ = ["DeviceMismatchError", "UnsupportedError", "as_max", "raising"]
 
 class UnsupportedError(NotImplementedError):
     """A MAX feature (an op, an argument value, a method) that graphdsl does not implement."""
@@ -94,17 +88,3 @@ def raising(op: str) -> Iterator[None]:
         yield
     except _GRAPHDSL as e:
         raise as_max(e, _builtin_for(op, e)) from None
-
-
-def max_errors(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Decorate MAX op ``op`` so that graphdsl's errors reach the caller as MAX's types."""
-
-    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(fn)
-        def inner(*args: P.args, **kwargs: P.kwargs) -> R:
-            with raising(op):
-                return fn(*args, **kwargs)
-
-        return inner
-
-    return wrap

@@ -21,8 +21,8 @@ import numpy as np
 import graphdsl.ops as gd
 from graphdsl.dtypes import DType as CoreDType
 from graphdsl.max._common import DimLike, TensorValueLike, _arg, _value
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import StaticDim
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import UnsupportedError, as_max

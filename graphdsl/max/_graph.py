@@ -29,7 +29,7 @@ from graphdsl.graph import Graph as _GdGraph
 from graphdsl.graph import Symbol
 from graphdsl.max import _value
 from graphdsl.max._buffer import BufferValue
-from graphdsl.max._dim import to_core as dim_to_core
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._types import BufferType, DeviceRef, TensorType, UnsupportedError, Weight
 from graphdsl.max._value import CPU, TensorValue, Value, arg, tv

@@ -19,8 +19,8 @@ from graphdsl.max._common import (
     _dims,
     _number,
 )
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._types import DeviceRef, UnsupportedError, Weight

@@ -20,8 +20,8 @@ import numpy as np
 
 import graphdsl.ops as gd
 from graphdsl.graph import Symbol
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim, StaticDim
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._value import HOOKS, TensorValue, arg, maxop, tv
 
 __all__ = ["getitem", "slice_tensor"]

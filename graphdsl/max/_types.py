@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from graphdsl.dtypes import DType as CoreDType
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Shape, SymbolicDim
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core

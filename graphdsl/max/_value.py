@@ -28,9 +28,9 @@ import numpy as np
 
 import graphdsl.ops as gd
 from graphdsl.graph import GraphError, Symbol
+from graphdsl.max._core_dims import from_core as dim_from_core
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim, Shape, StaticDim
-from graphdsl.max._dim import from_core as dim_from_core
-from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core

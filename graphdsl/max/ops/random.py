@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import graphdsl.ops as gd
-from graphdsl.max._dim import to_core as dim_to_core
+from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import UnsupportedError
 from graphdsl.max._types import TensorType
