@@ -101,6 +101,9 @@ def test_value_type_shape_device_are_maxs() -> None:
         g.output(x + 1)
     assert g.output_types == [TensorType(DType.float16, [2, "n"], GPU)]
     assert g.devices == [GPU] and list(g.device_chains) == [GPU]
+    from graphdsl.max import BufferType, Type
+
+    assert isinstance(x.type, Type) and isinstance(x.type.as_buffer(), (BufferType, Type))
 
 
 # ---------------------------------------------------------------------------- selection, scatters

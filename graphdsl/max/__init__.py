@@ -27,7 +27,8 @@ True
 from __future__ import annotations
 
 from graphdsl.max import ops
-from graphdsl.max._buffer import BufferValue
+from graphdsl.max._buffer import BufferValue, BufferValueLike
+from graphdsl.max._common import TensorValueLike
 from graphdsl.max._dim import AlgebraicDim, Dim, DimLike, Shape, ShapeLike, StaticDim, SymbolicDim
 from graphdsl.max._dtype import DType
 from graphdsl.max._graph import Graph
@@ -39,6 +40,7 @@ from graphdsl.max._types import (
     FilterLayout,
     InterpolationMode,
     TensorType,
+    Type,
     UnsupportedError,
     Weight,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "AlgebraicDim",
     "BufferType",
     "BufferValue",
+    "BufferValueLike",
     "ConvInputLayout",
     "DType",
     "DeviceKind",
@@ -65,6 +68,8 @@ __all__ = [
     "SymbolicDim",
     "TensorType",
     "TensorValue",
+    "TensorValueLike",
+    "Type",
     "UnsupportedError",
     "Value",
     "Weight",

@@ -37,7 +37,14 @@ from graphdsl.max._value import HOOKS, TensorValue, Value, arg, current_graph, t
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
 
-__all__ = ["BufferValue", "buffer_create", "buffer_load", "buffer_store", "buffer_store_slice"]
+__all__ = [
+    "BufferValue",
+    "BufferValueLike",
+    "buffer_create",
+    "buffer_load",
+    "buffer_store",
+    "buffer_store_slice",
+]
 
 
 class BufferValue(Value):
@@ -95,6 +102,9 @@ class BufferValue(Value):
     def print(self, label: str = "debug_buffer") -> None:
         """MAX's debug print of the buffer's value: a no-op in graphdsl."""
         HOOKS["print"](self[...], label)
+
+
+BufferValueLike = BufferValue  # (MAX's alias: what a buffer op takes)
 
 
 def buffer_create(type: BufferType, init_value: float | bool | None = None) -> BufferValue:

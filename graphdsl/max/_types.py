@@ -34,6 +34,7 @@ __all__ = [
     "FilterLayout",
     "InterpolationMode",
     "TensorType",
+    "Type",
     "UnsupportedError",
     "Weight",
 ]
@@ -103,7 +104,14 @@ class DeviceRef:
         return hash((self.device_type, self.id))
 
 
-class _TensorTypeBase:
+class Type:
+    """The type of a value of a graph, as max.graph's ``Type``: :class:`TensorType` and
+    :class:`BufferType` are the ones graphdsl.max has."""
+
+    __slots__ = ()
+
+
+class _TensorTypeBase(Type):
     """What TensorType and BufferType share: dtype, shape, device, MAX's equality."""
 
     __slots__ = ("device", "dtype", "shape")
