@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphdsl import ops, passes
+from graphdsl import nn, ops, passes
 from graphdsl import printing as printing  # registers print(graph), to_dot
 from graphdsl import verify as verify  # registers Graph.verify
 from graphdsl.builtin_policies import implicit_cast_type, policy, policy_names
@@ -70,6 +70,7 @@ __all__ = [
     "int32",
     "int64",
     "load_weights",
+    "nn",
     "ops",
     "passes",
     "policy",

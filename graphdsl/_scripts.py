@@ -44,11 +44,13 @@ def draw_script(script: str, output: str | None, fmt: str) -> int:
     if not graphs:
         print(f"{script} built no graphs")
         return 1
-    prefix = output or os.path.splitext(os.path.basename(script))[0]
     for g in graphs:
-        suffix = f"-{g.name}" if len(graphs) > 1 else ""
-        path = f"{prefix}{suffix}.{fmt}"
         shown = implicit_cast(g)  # every conversion as a visible cast node
+        if output is None:  # (dot only: the command line asks -o of png)
+            print(shown.to_dot())
+            continue
+        suffix = f"-{g.name}" if len(graphs) > 1 else ""
+        path = f"{output}{suffix}.{fmt}"
         if fmt == "dot":
             with open(path, "w") as f:
                 f.write(shown.to_dot())

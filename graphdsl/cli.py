@@ -4,7 +4,10 @@
     python -m graphdsl lattice --policy jax [--format dot|png] [-o FILE]
     python -m graphdsl promote int16 'f32?' --policy anvil
     python -m graphdsl explain examples/quickstart.py
-    python -m graphdsl draw examples/quickstart.py --format png
+    python -m graphdsl draw examples/quickstart.py [--format dot|png] [-o PREFIX]
+
+Nothing is written where the command line does not say: DOT goes to stdout unless ``-o``
+names a file, and PNG output needs ``-o``.
 """
 
 from __future__ import annotations
@@ -70,8 +73,10 @@ def _build_parser() -> argparse.ArgumentParser:
     explain.add_argument("script", help="a Python file that builds graphdsl graphs")
     draw = sub.add_parser("draw", help="draw the graphs a script builds (Casts highlighted)")
     draw.add_argument("script", help="a Python file that builds graphdsl graphs")
-    draw.add_argument("-o", "--output", help="output path prefix (default: the script's name)")
-    draw.add_argument("--format", choices=["dot", "png"], default="png")
+    draw.add_argument(
+        "-o", "--output", help="output path prefix (a file per graph; dot defaults to stdout)"
+    )
+    draw.add_argument("--format", choices=["dot", "png"], default="dot")
     return parser
 
 
@@ -92,9 +97,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "lattice":
         lat = policy(args.policy).lattice
         if args.format == "png":
-            out = args.output or f"{lat.name}-lattice.png"
-            lat.to_png(out)
-            print(f"wrote {out}")
+            if not args.output:
+                print(_PNG_NEEDS_OUTPUT, file=sys.stderr)
+                return 2
+            lat.to_png(args.output)
+            print(f"wrote {args.output}")
         elif args.output:
             with open(args.output, "w") as f:
                 f.write(lat.to_dot())
@@ -113,4 +120,10 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.command == "explain":
         return _scripts.explain_script(args.script)
+    if args.format == "png" and not args.output:
+        print(_PNG_NEEDS_OUTPUT, file=sys.stderr)
+        return 2
     return _scripts.draw_script(args.script, args.output, args.format)
+
+
+_PNG_NEEDS_OUTPUT = "error: png output needs -o (where to write it); dot goes to stdout"

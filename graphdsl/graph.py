@@ -310,6 +310,19 @@ class Graph:
                 return node
         return self._add("weight", (), {"name": name}, typ, (), loc)
 
+    @property
+    def weights(self) -> dict[str, TensorType]:
+        """The weights this graph declares (:meth:`weight`), by name in declaration order:
+        each one's dtype and static shape.
+
+        >>> import graphdsl as gd
+        >>> g = gd.Graph("w", input_types={"x": gd.TensorType(gd.float32, (2,))})
+        >>> y = g.inputs[0] * g.weight("scale", gd.float32, (2,)) + g.weight("shift", "float16")
+        >>> g.weights
+        {'scale': TensorType(float32[2]), 'shift': TensorType(float16[])}
+        """
+        return {n.attrs["name"]: n.type for n in self.nodes if n.op == "weight"}
+
     def constant(self, value: object, dt: DType | str | None = None) -> Symbol:
         """A known-typed constant from a numpy array (or anything ``np.asarray`` takes).
 

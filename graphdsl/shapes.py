@@ -10,6 +10,7 @@ graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -27,6 +28,7 @@ __all__ = [
     "dim_factors",
     "dim_poly",
     "dim_terms",
+    "floordiv_dim",
     "format_shape",
     "normalize_axes",
     "normalize_axis",
@@ -135,8 +137,10 @@ def num_elements(shape: Shape) -> int | None:
 # A symbolic dimension is a polynomial in its names: a sum of terms, each a rational coefficient
 # times a product of names raised to (possibly negative) powers. Its text form is what
 # render_poly writes and dim_poly reads: terms joined by "+", each "-"? then factors joined by
-# "*", then at most one "/" and the divisors ("n*2+m*3/2+-4"). A string that is not of that
-# form is a name of the user's own: one opaque factor.
+# "*", then at most one "/" and the divisors ("n*2+m*3/2+-4"). A term may also be a floor
+# division "(num)//(den)" (floordiv_dim; graphdsl.max writes MAX's floor divisions so): one
+# opaque factor, which bind_dim evaluates. A string that is not of that form is a name of the
+# user's own: one opaque factor.
 Term: TypeAlias = frozenset[tuple[str, int]]  # (name, power), powers non-zero
 Poly: TypeAlias = dict[Term, Fraction]  # term -> coefficient, coefficients non-zero
 
@@ -144,6 +148,39 @@ _FACTOR = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+)"
 _PRODUCT = rf"{_FACTOR}(?:\*{_FACTOR})*"
 _TERM = re.compile(rf"-?{_PRODUCT}(?:/{_PRODUCT})?")
 _ONE: Term = frozenset()
+
+
+def _top_terms(d: str) -> list[str]:
+    """``d`` split at its "+" signs outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(d):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "+" and depth == 0:
+            parts.append(d[start:i])
+            start = i + 1
+    parts.append(d[start:])
+    return parts
+
+
+def _floordiv_term(t: str) -> tuple[Dim, Dim] | None:
+    """(numerator, denominator) of a term "(num)//(den)" (each balanced), else None."""
+    if not t.startswith("("):
+        return None
+    depths = list(itertools.accumulate((ch == "(") - (ch == ")") for ch in t))
+    close = depths.index(0) if 0 in depths else len(t)  # the "(" at 0 closes here
+    rest = t[close + 1 :]
+    if not (rest.startswith("//(") and rest.endswith(")")):
+        return None
+    num, den = t[1:close], rest[3:-1]
+    depth = 0
+    for ch in den:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return None
+    if depth or not num or not den:
+        return None
+    return (int(num) if num.lstrip("-").isdigit() else num,
+            int(den) if den.isdigit() else den)  # fmt: skip
 
 
 def dim_factors(d: Dim) -> tuple[Fraction, Counter[str]]:
@@ -167,13 +204,16 @@ def dim_poly(d: Dim) -> Poly:
     """Dimension ``d`` as a polynomial in its names (see the comment above)."""
     if isinstance(d, int):
         return {_ONE: Fraction(d)} if d else {}
-    terms = d.split("+")
-    if not all(_TERM.fullmatch(t) for t in terms):
+    terms = _top_terms(d)
+    if not all(_TERM.fullmatch(t) or _floordiv_term(t) for t in terms):
         return {frozenset({(d, 1)}): Fraction(1)}
     poly: Poly = {}
     for t in terms:
-        coef, names = dim_factors(t)
-        _add(poly, frozenset((k, v) for k, v in names.items() if v), coef)
+        if _TERM.fullmatch(t):
+            coef, names = dim_factors(t)
+            _add(poly, frozenset((k, v) for k, v in names.items() if v), coef)
+        else:
+            _add(poly, frozenset({(t, 1)}), Fraction(1))
     return poly
 
 
@@ -268,6 +308,32 @@ def sum_dims(dims: Sequence[Dim]) -> Dim:
     return render_poly(total)
 
 
+def floordiv_dim(d: Dim, k: int) -> Dim:
+    """The dimension floor(d / k) for a positive int ``k`` (a strided window's count): an
+    int for a static ``d``; the exact quotient where each named term's coefficient is a
+    multiple of ``k``; otherwise the opaque term ``"(d)//(k)"``, which :func:`bind_dim`
+    evaluates and :func:`sum_dims` adds to like a name.
+
+    >>> floordiv_dim(7, 2), floordiv_dim("n*2+3", 2), floordiv_dim("h+-1", 2)
+    (3, 'n+1', '(h+-1)//(2)')
+    >>> bind_dim(sum_dims([floordiv_dim("h+-1", 2), 1]), {"h": 224})
+    112
+    """
+    if k < 1:
+        raise ValueError(f"floordiv_dim divides by a positive int, got {k}")
+    if isinstance(d, int):
+        return d // k
+    poly = dim_poly(d)
+    named = {t: c for t, c in poly.items() if t}
+    if all(c.denominator == 1 and c.numerator % k == 0 for c in named.values()):
+        constant = poly.get(_ONE, Fraction(0))
+        quotient = {t: c / k for t, c in named.items()}
+        if constant.denominator == 1:
+            _add(quotient, _ONE, Fraction(constant.numerator // k))
+            return render_poly(quotient)
+    return f"({d})//({k})" if k != 1 else d
+
+
 def dim_terms(d: Dim) -> list[tuple[Fraction, Counter[str]]]:
     """A dimension as a sum of products (``'n*2+3'``), each as :func:`dim_factors` gives."""
     return [(c, Counter(dict(t))) for t, c in dim_poly(d).items()] or [(Fraction(0), Counter())]
@@ -290,8 +356,13 @@ def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
     for term, coef in dim_poly(d).items():
         value = coef
         for name, power in term:
-            if name not in sizes or (sizes[name] == 0 and power < 0):
+            size = sizes.get(name)
+            parts = _floordiv_term(name) if size is None else None
+            if parts is not None:
+                num, den = (bind_dim(x, sizes) for x in parts)
+                size = num // den if num is not None and den else None
+            if size is None or (size == 0 and power < 0):
                 return None
-            value *= Fraction(sizes[name]) ** power
+            value *= Fraction(size) ** power
         total += value
     return int(total) if total.denominator == 1 else None

@@ -51,7 +51,7 @@ RULES = {
         "EliminateIdentity", "EliminateSlice", "UnsqueezeElimination", "EliminateDropout",
         "ExpandElimination", "CastElimination", "PreShapeNodeElimination", "NoopElimination",
         "DivMulFusion", "FuseReluClip", "GemmSumFusion", "GemmTransposeFusion",
-        "NotWhereFusion", "ConvAddFusion", "ConvMulFusion", "ConvBNFusion", "PadFusion",
+        "NotWhereFusion", "ConvAddFusion", "ConvMulFusion", "ConvBNFusion", "Pad_Fusion",
         "MatmulBNFusion", "LabelEncoderFusion",
     ],
     "Level2_RuleBasedTransformer": ["ClipQuantRewrite", "ReluQuantRewrite", "GemmTransposeFusion"],

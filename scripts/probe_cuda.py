@@ -14,7 +14,8 @@ Two measurements, each written as JSON to ``--out`` (a folder):
     at run time, such as a Cast from float8 to double). Cases that run on both providers run
     again on inputs with NaN, infinities, signed zeros and the type's extremes; where CUDA's
     result differs from the CPU's, ``differs`` keeps both. ``--write`` (here, from the JSON
-    brought back) writes ``exporters/onnx/kernels/cuda.json`` from it.
+    brought back) writes ``exporters/onnx/kernels/cuda.json`` from it: the measured rows (the
+    documented ones, ``cuda_documented.json``, stand where no row was measured).
 
 ``nodes``
     Every (op, dtype) case of the test matrix (tests/onnx_cases.py), exported for the
@@ -63,6 +64,7 @@ GPU_PROVIDERS: list[Any] = (
     [CUDA_EP, "CPUExecutionProvider"] if CUDA_EP != "CPUExecutionProvider" else [CUDA_EP]
 )
 OUT_JSON = REPO / "exporters" / "onnx" / "kernels" / "cuda.json"
+DOCUMENTED_JSON = OUT_JSON.with_name("cuda_documented.json")
 Json = dict[str, Any]
 
 
@@ -603,13 +605,19 @@ NOTES = [
     "pairs. Keys beyond cpu.json's: the layouts and reductions CUDA tells apart "
     "(QuantizeLinear_axis / _blocked, DequantizeLinear*_axis / _blocked, ScatterND_mul ...).",
     "kernels: the (op, type) pairs that loaded on CUDAExecutionProvider alone "
-    "(session.disable_cpu_ep_fallback) and ran. A pair missing here runs on onnxruntime's CPU "
-    "provider inside a CUDA session (the exporter reports those nodes).",
+    "(session.disable_cpu_ep_fallback) and ran. A pair missing from a measured row runs on "
+    "onnxruntime's CPU provider inside a CUDA session (the exporter reports those nodes).",
+    "Rows only: an op key the measurement did not reach (a run cut short, an op added to the "
+    "lowerings since) has no row here; its row stays the documented one, "
+    "cuda_documented.json's, until a probe measures it (exporters/onnx/_targets.py merges "
+    "the two, a measured row replacing a documented one).",
     "excluded_run_errors: pairs whose CUDA kernel is registered (onnxruntime places the node "
-    "on CUDA) but fails at run time: the exporter must not emit them for target 'cuda'.",
+    "on CUDA, so no CPU fallback takes it) but fails at run time: the exporter must not emit "
+    "them for target 'cuda'.",
     "differs: pairs whose CUDA result differs from the CPU provider's on the probe's inputs "
-    "(NaN, infinities, signed zeros, extremes); the lowerings read it "
-    "(Target.differs) and rewrite where the difference matters.",
+    "(NaN, infinities, signed zeros, extremes), as the pair's name; each that matters to a "
+    "lowering is in exporters/onnx/_targets.py's CUDA_BROKEN (with what it does) or "
+    "CUDA_QUIRKS, the others are within the ops' tolerances (a few ulps of a transcendental).",
 ]
 
 
@@ -646,9 +654,12 @@ def write_table(report_path: Path) -> None:
         ".venv/bin/python scripts/probe_cuda.py --write DIR/cuda_kernels.json",
         "types": report["types"],
     }  # fmt: skip
+    documented = set(json.loads(DOCUMENTED_JSON.read_text())["kernels"])
+    provenance["unmeasured_documented_rows"] = sorted(documented - set(kernels))
     OUT_JSON.write_text(dump_kernels(KernelTable(provenance, kernels)), encoding="utf-8")
     print(f"wrote {OUT_JSON.relative_to(REPO)}: {len(kernels)} rows, {len(excluded)} run "
-          f"errors, {len(differs)} pairs that differ")  # fmt: skip
+          f"errors, {len(differs)} pairs that differ; documented rows not measured: "
+          f"{provenance['unmeasured_documented_rows']}")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -660,12 +671,14 @@ def _timer(what: str) -> Iterator[None]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", nargs="*", choices=["kernels", "nodes"], default=[])
+    ap.add_argument("what", nargs="*", help="kernels, nodes or both")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "/tmp/out")))
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     ap.add_argument("--only", help="nodes: the matrix's ops that start with this")
     ap.add_argument("--write", type=Path, metavar="JSON", help="write cuda.json from JSON")
     args = ap.parse_args()
+    if set(args.what) - {"kernels", "nodes"}:  # (argparse's choices refuse an empty list)
+        ap.error(f"unknown measurement(s): {sorted(set(args.what) - {'kernels', 'nodes'})}")
     if args.write:
         write_table(args.write)
         return

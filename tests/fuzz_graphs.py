@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
 from norm_bounds import bound
@@ -97,6 +98,7 @@ SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
 QUANT_OPS = ["quantize", "dequantize", "qmatmul"]
+LAYER_OPS = ["linear", "batch_norm", "adaptive_avg_pool2d", "scaled_dot_product_attention"]
 CONTROL_OPS = ["cond", "while_loop", "call"]
 # the ops graphdsl.max added (issue 25): tests/fuzz_graphs.py's _max_extra_step
 MAX_EXTRA_OPS = ["bottom_k", "scatter_max", "scatter_min", "scatter_mul", "scatter_nd_max",
@@ -119,7 +121,10 @@ ORDER_DEPENDENT = frozenset({"sum", "prod", "mean", "matmul", "softmax",
                              "conv2d", "conv3d", "conv2d_transpose", "avg_pool2d",
                              "resize",
                              # a matmul with a dequantized (exact) weight
-                             "qmatmul"})  # fmt: skip
+                             "qmatmul",
+                             # the layers: sums (linear, pools, attention), the
+                             # normalization's roundings (batch_norm)
+                             *LAYER_OPS})  # fmt: skip
 # Ops that cannot amplify an error in their operands (1-Lipschitz, or exact re-arrangements);
 # the only ones an approximate value may flow into (``where``: its branches, ``cast``: to
 # float16/bfloat16/float32/float64).
@@ -315,6 +320,8 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
         return _norm_tol(node, operands)
     if op in VISION_OPS:
         return _window_tol(node, operands)
+    if op in LAYER_OPS:
+        return _layer_tol(node, operands)
     x = _abs_finite(operands[0])
     big = max(float(_finfo(acc).max), 0.0)
     if op == "matmul":
@@ -424,6 +431,66 @@ def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     big = float(_finfo(_acc(d)).max)
     over = s >= big / 2 or s >= float(out.max) / 2
     return Tol(2 * eo + 2 * e, (n + 2) * e * s + sub, over)
+
+
+def _layer_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
+    """The layer ops on exact operands (graphdsl/ops/layers.py states each bound): linear
+    within (K + 3) eps of |x| @ |w|.T + |b|; batch_norm within 3 eps (|z gamma| + |beta|);
+    adaptive_avg_pool2d within (k + 2) eps of a window's mean of |x|; attention, whose
+    scores are off by dq = (E + 2) eps |q| @ |k|.T |scale|, within (exp(2 max dq) - 1 +
+    (2 S + 10) eps) softmax(scores) @ |v| (the softmax's weights move by a factor within
+    exp(+-2 max dq))."""
+    from graphdsl.opdef import OPS
+
+    d, out = node.in_dtypes[0], node.dtype
+    e, eo, sub = _eps(_acc(d)), _eps(out), _sub(out)
+    big = float(_finfo(_acc(d)).max)
+    f64 = [np.asarray(o).astype(np.float64) for o in operands]
+    absolute = [_abs_finite(o) for o in operands]
+    with np.errstate(all="ignore"):
+        if node.op == "linear":
+            total = absolute[0] @ absolute[1].T + (absolute[2] if len(operands) > 2 else 0.0)
+            s = float(np.max(total, initial=0.0))
+            k = int(node.inputs[0].shape[-1])
+            return Tol(2 * eo, (k + 3) * e * s + sub, s >= big / 2 or s >= float(out.max) / 2)
+        if node.op == "batch_norm":
+            per = [a.reshape((-1,) + (1,) * (f64[0].ndim - 2)) if a.ndim == 1 else a
+                   for a in f64[1:]]  # fmt: skip
+            z = (f64[0] - per[0]) / np.sqrt(per[1] + node.attrs["epsilon"])
+            terms = _abs_finite(z * per[2]) + _abs_finite(per[3])
+            s = float(np.max(terms, initial=0.0))
+            return Tol(eo + 3 * e, 3 * e * s + sub, s >= big / 4 or s >= float(out.max) / 4)
+        if node.op == "adaptive_avg_pool2d":
+            means = OPS[node.op].impl([absolute[0]], node.attrs, node.type)
+            s = float(np.max(_abs_finite(means), initial=0.0))
+            h, w = f64[0].shape[2:]
+            oh, ow = node.attrs["output_size"]
+            k = (-(-h // oh) + 1) * (-(-w // ow) + 1)  # the most taps a window has
+            return Tol(2 * eo + 2 * e, (k + 2) * e * s + sub, s >= big / 2)
+        q, k_ = f64[:2]
+        scale = float(node.attrs["scale"])
+        magnitudes = np.matmul(absolute[0], np.swapaxes(absolute[1], -1, -2)) * abs(scale)
+        top = float(np.max(magnitudes, initial=0.0))
+        shift = (q.shape[-1] + 2) * e * top
+        if len(operands) == 4 and operands[3].dtype != np.bool_:  # (the Add's rounding)
+            shift += e * float(np.max(absolute[3], initial=0.0))
+        s_ = np.matmul(q, np.swapaxes(k_, -1, -2)) * scale
+        if len(operands) == 4:
+            m = operands[3]
+            s_ = np.where(m, s_, -np.inf) if m.dtype == np.bool_ else s_ + f64[3]
+        if node.attrs["is_causal"]:
+            from graphdsl.ops.layers import causal_mask
+
+            s_ = np.where(causal_mask(*s_.shape[-2:]), s_, -np.inf)
+        p = np.exp(s_ - np.max(s_, axis=-1, keepdims=True)) if s_.shape[-1] else s_
+        p = p / np.sum(p, axis=-1, keepdims=True) if s_.shape[-1] else p
+        mix = float(np.max(_abs_finite(np.matmul(p, absolute[2])), initial=0.0))
+        keys = int(k_.shape[-2])
+        # (scores off by more than a few units move the weights arbitrarily: no bound then)
+        atol = (math.expm1(2 * shift) + (2 * keys + 10) * e) * mix if shift < 8 else math.inf
+        atol += keys * float(np.max(absolute[2], initial=0.0)) * _sub(_acc(d))  # flushed
+        over = top >= big / 4 or mix >= float(out.max) / 4 or shift > 1
+        return Tol(2 * eo, atol + sub, over)
 
 
 def _dequantized_weight(node: gd.Symbol, operands: list[np.ndarray]) -> np.ndarray:
@@ -909,6 +976,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "max_extra":
         _max_extra_step(b, op)
         return
+    if family == "layers":
+        _layers_step(b, op)
+        return
     _shape_step(b, op)
 
 
@@ -1214,6 +1284,11 @@ def _vision_step(b: _Builder, op: str) -> None:
     if op == "resize":
         mode = b.pick(["nearest", "bilinear", "bicubic"]) if b.moderate else "nearest"
         size = (*x.shape[:2], b.pick([1, 2, 3, 5]), b.pick([1, 2, 4, 6]))
+        if 0 in spatial:  # an empty H or W has nothing to resize from: refused when built
+            with pytest.raises(gd.ShapeError, match="an empty axis has no values"):
+                gd.ops.resize(x, size, mode)
+            assume(False)
+            return
         _add_built(b, op, gd.ops.resize(x, size, mode),
                    f"gd.ops.resize({xcode}, {size!r}, {mode!r})")  # fmt: skip
         return
@@ -1395,6 +1470,86 @@ def _norm_step(b: _Builder, op: str) -> None:
               f"gd.ops.group_norm({a.code}, {codes}, {groups}, {epsilon!r})")  # fmt: skip
 
 
+def _layers_step(b: _Builder, op: str) -> None:
+    """linear of an exact value with a static last dimension by a constant (out, in) weight
+    and maybe a bias; batch_norm of a value with a static axis 1 (or, channels last, a
+    one-channel image) by constant statistics, gamma and beta maybe left out;
+    adaptive_avg_pool2d of a one-channel image (NCHW or NHWC) to random sizes; attention of
+    a value (L, E) as queries against constant keys and values, causal or with a bool or
+    float mask now and then. Constants of random float dtypes (promoting with the value)."""
+    g = b.g
+    if op in ("adaptive_avg_pool2d", "batch_norm") and b.chance(0.5 if op == "batch_norm" else 1):
+        a = b.value(exact=True, where=lambda v: 1 <= v.sym.rank <= 3
+                    and all(isinstance(d, int) for d in v.sym.shape))  # fmt: skip
+        if a is None:
+            assume(False)
+            return
+        last = b.chance(0.5)
+        x, xcode = _image(b, a, 2, last)
+        layout = "NHWC" if last else "NCHW"
+        if op == "adaptive_avg_pool2d":
+            size = (b.pick([1, 2, 3, 5]), b.pick([None, 1, 2, 4]))
+            _add_built(b, op, gd.ops.adaptive_avg_pool2d(x, size, layout),
+                       f"gd.ops.adaptive_avg_pool2d({xcode}, {size!r}, {layout!r})")  # fmt: skip
+            return
+        channels = 1
+    else:
+        need_rank = 2 if op != "linear" else 1
+        a = b.value(exact=True, where=lambda v: v.sym.rank >= need_rank
+                    and isinstance(v.sym.shape[1 if op == "batch_norm" else -1], int))  # fmt: skip
+        if a is None:
+            assume(False)
+            return
+        x, xcode, layout = a.sym, a.code, "NCHW"
+        channels = int(x.shape[1]) if op == "batch_norm" else 0
+
+    def const(shape: tuple[int, ...]) -> tuple[gd.Symbol, str]:
+        arr, code = b.constant(b.dtype(FLOAT_CASTS), shape)
+        return g.constant(arr), f"g.constant({code})"
+
+    if op == "batch_norm":
+        params = [const((channels,)) for _ in range(4)]
+        if b.chance(0.3):
+            params[2:] = [(None, "None"), (None, "None")]  # type: ignore[list-item]
+        eps = b.pick([1e-5, 0.0, 0.25])
+        codes = ", ".join(c for _, c in params)
+        _add_built(b, op, gd.ops.batch_norm(x, *(p for p, _ in params), eps, layout),  # type: ignore[arg-type]
+                   f"gd.ops.batch_norm({xcode}, {codes}, {eps!r}, {layout!r})")  # fmt: skip
+        return
+    if op == "linear":
+        k = int(x.shape[-1])
+        w, wcode = const((b.pick([1, 2, 3]), k))
+        bias, bcode = const((int(w.shape[0]),)) if b.chance(0.6) else (None, "None")
+        b.add(gd.ops.linear(x, w, bias), f"gd.ops.linear({xcode}, {wcode}, {bcode})")
+        return
+    length, e_dim = x.shape[-2], int(x.shape[-1])
+    keys = b.pick([1, 2, 3])
+    kk, kcode = const((keys, e_dim))
+    vv, vcode = const((keys, b.pick([1, 2, 3])))
+    more: dict[str, Any] = {}
+    codes = [xcode, kcode, vcode]
+    kind = b.pick(["none", "causal", "bool", "float"])
+    if kind == "causal":
+        more["is_causal"] = True
+    elif kind in ("bool", "float") and isinstance(length, int):
+        rng = np.random.default_rng(b.seed())
+        allowed = rng.integers(0, 2, size=(length, keys)).astype(np.bool_)
+        if kind == "bool":
+            mask: Any = g.constant(allowed)
+            codes.append(f"g.constant({_arr_code(allowed, T.bool)})")
+        else:
+            arr = np.where(allowed, rng.normal(size=allowed.shape), -np.inf).astype(np.float32)
+            mask = g.constant(arr)
+            codes.append(f"g.constant({_arr_code(arr, T.float32)})")
+        more["mask"] = mask
+    if b.chance(0.3):
+        more["scale"] = b.pick([0.5, 1.0, 0.125])
+    extra = "".join(f", {k}={v!r}" for k, v in more.items() if k != "mask")
+    call = ", ".join(codes[:3]) + (f", mask={codes[3]}" if "mask" in more else "") + extra
+    b.add(gd.ops.scaled_dot_product_attention(x, kk, vv, **more),
+          f"gd.ops.scaled_dot_product_attention({call})")
+
+
 def _select_step(b: _Builder, op: str) -> None:
     """argmax/argmin and top_k along a non-empty axis of known size (k up to its size),
     argsort along any axis, cumsum of a value that is not bool: on exact values only (the
@@ -1562,6 +1717,7 @@ FAMILY: dict[str, str] = {
     **{op: "vision" for op in VISION_OPS},
     **{op: "quant" for op in QUANT_OPS},
     **{op: "control" for op in CONTROL_OPS},
+    **{op: "layers" for op in LAYER_OPS},
     "logsoftmax": "softmax",
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
@@ -1572,7 +1728,7 @@ FAMILY.update({op: "max_extra" for op in MAX_EXTRA_OPS})
 STEP_OPS = [*FAMILY, "cast"]
 MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax", "layer_norm",
                  "rms_norm", "group_norm", "conv2d", "conv3d", "conv2d_transpose",
-                 "avg_pool2d", "qmatmul")  # fmt: skip
+                 "avg_pool2d", "qmatmul", *LAYER_OPS)  # fmt: skip
 WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 
 

@@ -68,6 +68,8 @@ def _cases() -> dict[str, tuple[int, Build]]:
     ops.update(_vision_cases())
     # quantize, dequantize, qmatmul: per tensor, per channel and blocked, with zero points
     ops.update(_quant_cases())
+    # linear, batch_norm (folded into a conv too), adaptive_avg_pool2d, attention
+    ops.update(_layer_cases())
     # cond (If) and while_loop (Loop): both branches taken, joined types, loop variables
     ops.update(_control_cases())
     for to in DTYPES:
@@ -283,11 +285,70 @@ def _quant_cases() -> dict[str, tuple[int, Build]]:
     }  # fmt: skip
 
 
+def _layer_cases() -> dict[str, tuple[int, Build]]:
+    """linear with a weight and bias cut from the second input; batch_norm with constant
+    statistics of the input's dtype (means negative, variances >= 1, gammas and betas
+    positive: the reference on |x| bounds the terms), channels first and last, and after a
+    convolution (folded into it); adaptive_avg_pool2d with windows that divide the axes,
+    that do not (overlapping), and global; attention with the keys zero (each query sees
+    its allowed keys with equal weights: the mean of their values), causal, and with a bool
+    or float mask that lets each query see one key (exact: a weight of 1)."""
+
+    def vec(s: gd.Symbol, values: list[float], n: int = 4) -> gd.Symbol:
+        arr = np.resize(np.array(values, np.float64), n)
+        if not s.dtype.is_float:
+            arr = np.round(arr)
+        return s.graph.constant(arr.astype(s.dtype.np))
+
+    def bn(s: gd.Symbol, x: gd.Symbol, layout: str = "NCHW", n: int = 4) -> gd.Symbol:
+        return gd.ops.batch_norm(x, vec(s, [-1.5, 0.0, -3.0, -0.5], n),
+                                 vec(s, [1.0, 4.0, 2.25, 9.0], n), vec(s, [1.5, 2.0, 0.5, 3.0], n),
+                                 vec(s, [0.25, 1.0, 0.0, 2.0], n), 1e-5, layout)  # fmt: skip
+
+    def zeros(s: gd.Symbol) -> gd.Symbol:
+        return s.graph.constant(np.zeros((6, 4), s.dtype.np))
+
+    one_key = np.eye(6, dtype=np.bool_)[[2, 0, 5, 1, 3, 4]]  # each query sees one key
+    sdpa = gd.ops.scaled_dot_product_attention
+    return {
+        "linear": (2, lambda s: gd.ops.linear(s[0], s[1][:3], s[1][3, :3])),
+        "linear_no_bias": (2, lambda s: gd.ops.linear(s[0][0], s[1][1:3])),
+        "batch_norm": (1, lambda s: bn(s[0], s[0])),
+        "batch_norm_nhwc": (1, lambda s: bn(s[0], gd.ops.reshape(s[0], (1, 3, 2, 4)), "NHWC")),
+        "batch_norm_conv": (2, lambda s: bn(s[0], gd.ops.conv2d(
+            gd.ops.reshape(s[0], (1, 2, 6, 2)), gd.ops.reshape(gd.ops.abs(s[1][:4]), (2, 2, 2, 2)),
+            padding=(1, 0, 0, 1), input_layout="NCHW"), n=2)),
+        "adaptive_avg_pool2d": (1, lambda s: gd.ops.adaptive_avg_pool2d(
+            gd.ops.reshape(s[0], (1, 1, 6, 4)), (4, 3))),
+        "adaptive_avg_pool2d_divides": (1, lambda s: gd.ops.adaptive_avg_pool2d(
+            gd.ops.reshape(s[0], (1, 3, 2, 4)), (3, 1), "NHWC")),
+        "adaptive_avg_pool2d_global": (1, lambda s: gd.ops.adaptive_avg_pool2d(
+            gd.ops.reshape(s[0], (2, 3, 2, 2)), 1)),
+        "scaled_dot_product_attention": (2, lambda s: sdpa(s[0], zeros(s[0]), s[1])),
+        "scaled_dot_product_attention_causal": (2, lambda s: sdpa(s[0], zeros(s[0]), s[1],
+                                                                  is_causal=True)),
+        "scaled_dot_product_attention_mask": (2, lambda s: sdpa(s[0], s[1], s[1], one_key)),
+        "scaled_dot_product_attention_float_mask": (2, lambda s: sdpa(
+            s[0], s[0], s[1], np.where(one_key, 0.0, -np.inf).astype(np.float32))),
+    }  # fmt: skip
+
+
 # The terms each output of a windowed case sums (products, a bias, interpolation taps): its
 # n for the n * eps * sum|terms| bound (input and output sizes do not tell it). Integers
 # become floats there (avg_pool2d, resize), so they get moderate integers, as mean does.
 WINDOW_TERMS = {"conv2d": 4, "conv2d_nchw_groups": 5, "conv3d": 8, "conv2d_transpose": 4,
-                "avg_pool2d": 6, "avg_pool2d_exclusive": 4, "resize_bilinear": 2}  # fmt: skip
+                "avg_pool2d": 6, "avg_pool2d_exclusive": 4, "resize_bilinear": 2,
+                # the layers: products and a bias (linear), the normalization's few
+                # roundings, or those after a convolution's 8 products (batch_norm),
+                # the window's taps (adaptive pools), the mean of 6 values (attention; one
+                # value with a one-key mask, exact, but its scores must not overflow
+                # float32 where the reference's float64 ones do not)
+                "linear": 7, "linear_no_bias": 7, "batch_norm": 3, "batch_norm_nhwc": 3,
+                "batch_norm_conv": 14, "adaptive_avg_pool2d": 6,
+                "adaptive_avg_pool2d_divides": 6, "adaptive_avg_pool2d_global": 6,
+                "scaled_dot_product_attention": 10, "scaled_dot_product_attention_causal": 10,
+                "scaled_dot_product_attention_mask": 2,
+                "scaled_dot_product_attention_float_mask": 2}  # fmt: skip
 CASES = _cases()
 SHAPE = (6, 4)
 

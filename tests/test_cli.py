@@ -44,6 +44,8 @@ def test_table_md_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
 def test_lattice_dot_and_png(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lattice", "--policy", "anvil"]) == 0
     assert '"uint64" -> "int64";' in capsys.readouterr().out
+    assert main(["lattice", "--policy", "jax", "--format", "png"]) == 2  # (where to? -o)
+    assert "png output needs -o" in capsys.readouterr().err
     pytest.importorskip("matplotlib", reason="PNG output needs the plot extra")
     out = f"{tmp_path}/l.png"
     assert main(["lattice", "--policy", "jax", "--format", "png", "-o", out]) == 0

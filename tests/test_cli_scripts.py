@@ -165,11 +165,16 @@ def test_draw_one_file_per_graph(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.glob("*.dot")) == ["p-narrow.dot", "p-wide.dot"]
 
 
-def test_draw_default_prefix_is_the_script_name(tmp_path: Path) -> None:
+def test_draw_writes_nothing_where_it_was_not_told(tmp_path: Path) -> None:
+    """Without -o the DOT text goes to stdout (it wrote ex.dot into the working directory);
+    PNG, which cannot, asks for -o."""
     script = write(tmp_path, "ex.py", EXPLICIT_CAST)
-    r = run("draw", str(script), "--format", "dot", cwd=tmp_path)
+    r = run("draw", str(script), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "ex.dot").exists()
+    assert r.stdout.startswith('digraph "ex" {') and CAST_FILL in r.stdout
+    r = run("draw", str(script), "--format", "png", cwd=tmp_path)
+    assert r.returncode == 2 and "png output needs -o" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ex.py"]
 
 
 def test_draw_script_without_graphs_exits_1(tmp_path: Path) -> None:

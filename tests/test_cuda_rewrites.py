@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
 import graphdsl as gd
 from exporters.onnx import RunError, cpu_nodes, export, options, run
+from exporters.onnx._optimizers import optimizers_off
 from exporters.onnx._run import _entries
 
 HAS_CUDA = "CUDAExecutionProvider" in ort.get_available_providers()
@@ -210,3 +212,62 @@ def test_onnxruntime_errors_at_load_are_run_errors() -> None:
     onnx.checker.check_model(model)
     with pytest.raises(RunError, match=r"could not load model 'g' at node 'deconv at net.py:7'"):
         run(model, [np.ones((1, 1, 2, 2))] * 2)
+
+
+# (name, input type, op, inputs): graphs whose sizes are bound at run time, empty ones too
+SYMBOLIC: list[tuple[str, gd.TensorType, Callable[[gd.Symbol], gd.Symbol], list[np.ndarray]]] = [
+    # CUDA's Trilu fails on an empty tensor: a mask of positions where a size may be 0
+    ("band_part-empty", gd.TensorType(F32, ("n", 3, 4)),
+     lambda x: gd.ops.band_part(x, 1, 0, exclude=True),
+     [np.zeros((0, 3, 4), np.float32), np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 5]),
+    # CUDA's Gelu refuses rank 0
+    ("gelu-scalar", gd.TensorType(F32, ()), gd.ops.gelu, [np.array(1.5, np.float32)]),
+    # onnxruntime 1.31's MatMul cannot broadcast a matrix against an empty batch
+    ("matmul-empty-batch", gd.TensorType(gd.int64, ("n", 2, 3)),
+     lambda x: gd.ops.matmul(np.array([[1, -2]], np.int64), x),
+     [np.zeros((0, 2, 3), np.int64), np.arange(12).reshape(2, 2, 3)]),
+]
+
+
+@pytest.mark.parametrize("case", SYMBOLIC, ids=[c[0] for c in SYMBOLIC])
+@pytest.mark.parametrize("provider", ["cuda", "cpu"])
+def test_cuda_models_of_run_time_sizes_equal_the_reference(case: Any, provider: str) -> None:
+    _, t, fn, values = case
+    if provider == "cuda" and not HAS_CUDA:
+        pytest.skip("no CUDA provider here (onnxruntime-gpu and a GPU): the CUDA run is skipped")
+    g = gd.Graph("case", input_types={"x": t})
+    g.output(fn(g.inputs[0]))
+    model = export(g, target="cuda")
+    for x in values:
+        (want,) = gd.evaluate(g, [x])
+        (got,) = run(model, [x], providers=CUDA if provider == "cuda" else CPU)
+        if x.dtype.kind == "f" and fn is gd.ops.gelu:  # (erf in float32: to an ulp or two)
+            np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np.float32).eps)
+            continue
+        same(got, want)
+
+
+def test_the_explicit_padding_survives_the_session_optimizers(tmp_path: Path) -> None:
+    """The Pad that the exporter writes before a CUDA Conv (a filter with inf: 0 * inf is NaN
+    over the padding) stays a Pad in the session: onnxruntime's Pad fusion (rule name
+    "Pad_Fusion"; the H200 run showed that leaving out "PadFusion", its class's name, left it
+    on) would move it back into the Conv, whose cuDNN kernel leaves padding out of its sums.
+    The fusion runs on the CPU provider too, so the optimized model is read here."""
+    g = one(F32, (1, 1, 2, 2), lambda x: gd.ops.conv2d(
+        x, np.full((1, 1, 2, 2), inf, np.float32), padding=(1, 1, 1, 1),
+        input_layout="NCHW", filter_layout="FCRS"))  # fmt: skip
+    model = export(g, target="cuda")
+    assert [n.op_type for n in model.graph.node if n.op_type in ("Pad", "Conv")] == ["Pad", "Conv"]
+
+    def optimized(off: frozenset[str]) -> list[str]:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = str(tmp_path / "opt.onnx")
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        ort.InferenceSession(model.SerializeToString(), so, CPU, disabled_optimizers=off)
+        return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node
+                if n.op_type in ("Pad", "Conv")]  # fmt: skip
+
+    off = optimizers_off(model, providers=CUDA)
+    assert "Pad_Fusion" in off
+    assert optimized(off) == ["Pad", "Conv"]
+    assert optimized(off - {"Pad_Fusion"}) == ["Conv"]  # (what the fusion does otherwise)

@@ -218,6 +218,7 @@ def test_saved_model_runs_without_graphdsl(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ docs
 
 
+@pytest.mark.lint  # (generated with the newest releases: an onnx release names its opsets)
 def test_docs_are_current() -> None:
     proc = run_script(GEN_DOCS, ROOT, "--check")
     assert proc.returncode == 0, (
@@ -253,3 +254,11 @@ def test_readme_first_graph_runs_and_prints_what_the_readme_shows(tmp_path: Path
     assert r.stdout.startswith(shown), f"README shows:\n{shown}\nthe code prints:\n{r.stdout}"
     assert r.stdout.rstrip().endswith("(2, 3) (2, 3)")
     assert (tmp_path / "mlp.onnx").exists()
+
+
+def test_the_readme_lists_every_example() -> None:
+    """README.md names each script of examples/ (its list had fallen behind docs/index.md)."""
+    text = (ROOT / "README.md").read_text()
+    missing = [p.name for p in sorted((ROOT / "examples").glob("*.py")) if f"`{p.name}`" not in
+               text and f"examples/{p.name}" not in text]  # fmt: skip
+    assert missing == []

@@ -52,6 +52,7 @@ from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import bind_dim
 
 EXAMPLES = int(os.environ.get("GRAPHDSL_FUZZ_EXAMPLES", "300"))
+COVERAGE_FROM = 250  # graphs per run from which the coverage assertions hold (4 fresh seeds held)
 SEED = os.environ.get("GRAPHDSL_FUZZ_SEED")
 PROGRESS_EVERY = 500
 # exact float outputs agree bit for bit, the sign of zero included
@@ -333,6 +334,8 @@ def test_random_graphs_agree_on_three_backends(tmp_path: Path) -> None:
         f"the ReferenceEvaluator was left out of {gaps} of {stats.graphs} comparisons: "
         f"{dict(stats.reference_gaps)}"
     )
+    if EXAMPLES < COVERAGE_FROM:  # a short run (a GPU smoke run of a few graphs a seed) checks
+        return  # agreement only: a handful of draws need not reach every policy and dtype
     # the generator reaches every policy and every dtype (and every op: the test below)
     assert set(stats.policies) == set(gd.policy_names())
     wanted = {d.name for d in ALL_DTYPES}

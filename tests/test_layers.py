@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("ops", {"graphdsl.ops"}),
     ("passes", {"graphdsl.passes"}),
     ("faces", {"graphdsl", "graphdsl.evaluate", "graphdsl.printing", "graphdsl._scripts",
-               "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights", "graphdsl.max"}),
+               "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights", "graphdsl.max",
+               "graphdsl.nn"}),
     ("exporters", {"exporters"}),
 ]  # fmt: skip
 

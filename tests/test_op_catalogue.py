@@ -28,7 +28,8 @@ COMPOSITES = {
     "unsqueeze": {"expand_dims"},
 }  # fmt: skip
 FAMILIES = ["activation", "cast", "control", "elementwise", "indexing", "logic", "nn", "norm",
-            "quant", "reduction", "selection", "shape", "unary", "vision"]
+            "quant", "reduction", "selection", "shape", "unary", "vision", "pooling", "slicing",
+            "layers", "debug", "dynamic", "image", "ordering", "random", "scatter_reduce"]
 
 
 def missing_pieces(name: str) -> list[str]:

@@ -53,3 +53,18 @@ def test_an_output_of_another_shape_than_declared_is_an_error() -> None:
     with pytest.raises(RunError, match=r"output 'y': onnxruntime returned shape \(3,\), but "
                                        r"the model declares \['n'\] with \{'n': 5\}"):  # fmt: skip
         plain_run(model, [np.ones(5, np.float32)])
+
+
+def test_a_conv_of_an_empty_image_names_the_conv_and_says_why() -> None:
+    """onnxruntime's CPU Conv refuses an empty spatial axis that the reference gives an empty
+    result for (a known gap); the error names the conv's line although onnxruntime's NCHWc
+    layout renamed the node ("<output>_nchwc")."""
+    g = gd.Graph("c", input_types={"x": gd.TensorType(gd.float32, ("n", 3, "h", 5))})
+    y = gd.ops.conv2d(g.inputs[0], np.ones((4, 3, 3, 3), np.float32), padding=1, stride=2,
+                      input_layout="NCHW")  # fmt: skip
+    g.output(y)
+    xs = [np.zeros((2, 3, 0, 5), np.float32)]
+    assert gd.evaluate(g, xs)[0].shape == (2, 4, 0, 3)
+    with pytest.raises(RunError, match=r"conv2d at test_run_errors.py:\d+: onnxruntime's kernel "
+                       r"refuses the empty spatial size \(0,5\)"):  # fmt: skip
+        plain_run(export(g, target="cpu"), xs)

@@ -61,9 +61,22 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 def test_run_sessions_keep_every_graph_optimization() -> None:
     assert session_options().graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    assert set(ALWAYS_OFF) == {"ExpandElimination", "MatMulScaleFusion", "NoopElimination",
-                               "NotWhereFusion", "QDQSelectorActionTransformer"}  # fmt: skip
+    assert set(ALWAYS_OFF) == {"ExpandElimination", "GatherToSliceFusion", "MatMulScaleFusion",
+                               "NoopElimination", "NotWhereFusion",
+                               "QDQSelectorActionTransformer"}  # fmt: skip
     assert set(SOMETIMES_OFF) == {"NchwcTransformer", "SimplifiedLayerNormFusion"}
+
+
+def test_gather_to_slice_fusion_turns_an_index_error_into_a_clamped_result() -> None:
+    g = gd.Graph("pos", input_types={"ids": gd.TensorType(gd.int64, ("seq",))})
+    with g:
+        table = g.constant(np.arange(32, dtype=np.float32).reshape(16, 2))
+        g.output(gd.ops.gather(table, gd.ops.range(0, g.inputs[0].shape[0])))
+    model = export(g)
+    ids = np.zeros(20, np.int64)  # a sequence longer than the table
+    with pytest.raises(RunError, match="out of range"):
+        run(model, {"ids": ids})
+    assert with_optimizer(model, "GatherToSliceFusion").run(None, {"ids": ids})[0].shape == (16, 2)
 
 
 def test_expand_elimination_turns_an_empty_expand_into_an_error() -> None:

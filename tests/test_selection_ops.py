@@ -519,7 +519,7 @@ def test_argmax_over_a_vocabulary_is_one_native_argmax() -> None:
 
 def test_top_k_exports_one_topk_for_both_results() -> None:
     g = graph(T.float32, (2, 5), lambda x: (*gd.ops.top_k(x, 2), *gd.ops.top_k(x, 3)))
-    assert _ops(export(g, target="cpu")) == ["TopK", "TopK"]  # one per (input, k, axis)
+    assert _ops(export(g, target="cpu")).count("TopK") == 2  # one per (input, k, axis)
     g = graph(T.uint16, (2, 5), lambda x: gd.ops.top_k(x, 2))
     assert _ops(export(g, target="cpu")).count("TopK") == 1
     # an argsort of the whole axis in descending order shares a top_k of every element
@@ -532,8 +532,9 @@ def test_top_k_exports_one_topk_for_both_results() -> None:
 def test_lowerings_node_counts_for_float32() -> None:
     want = {
         "argmin": (lambda x: gd.ops.argmin(x), 7),
-        "top_k": (lambda x: gd.ops.top_k(x, 2)[0], 1),
-        "argsort": (lambda x: gd.ops.argsort(x), 1),
+        # a float64 key without NaN or infinities (_total_order_top_k), TopK, the values
+        "top_k": (lambda x: gd.ops.top_k(x, 2)[0], 10),
+        "argsort": (lambda x: gd.ops.argsort(x), 9),
         "cumsum": (lambda x: gd.ops.cumsum(x), 1),
         "cumsum_exclusive": (lambda x: gd.ops.cumsum(x, exclusive=True), 5),  # shifted
         "logsoftmax": (lambda x: gd.ops.logsoftmax(x), 1),
@@ -579,9 +580,8 @@ def test_onnxruntime_kernels_behave_as_the_lowerings_assume() -> None:
     x = np.array([[1, nan, 3, nan], [nan, 1, 5, 0], [-0.0, 0.0, 2, 2]], np.float32)
     # ArgMax skips NaN unless it comes first; ties and zeros: the first index
     assert _ort("ArgMax", x, axis, [], [int64])[0].tolist() == [2, 0, 2]
-    # TopK: NaN largest, ties by the lower index
-    top = _ort("TopK", x, {"axis": 1}, [np.array([4], np.int64)], [0, int64])[1]
-    assert top.tolist() == [[1, 3, 2, 0], [0, 2, 1, 3], [2, 3, 0, 1]]
+    # (TopK's order of NaN is not relied on: it differs between onnxruntime 1.31 and 1.32,
+    # and on CUDA; the lowering orders a NaN-free key: selection.py's _total_order_top_k)
     # ReduceLogSumExp does not shift a slice starting with -inf: log(exp(-200)) is -inf
     lse = _ort("ReduceLogSumExp", np.array([[-inf, -200.0]], np.float32), {"keepdims": 0},
                [np.array([1], np.int64)], [0])[0]  # fmt: skip

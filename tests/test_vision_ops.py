@@ -525,6 +525,17 @@ def test_resize_nearest_is_exact_for_every_size_pair() -> None:
         assert np.array_equal(want, golden) and np.array_equal(got, want), (n_in, n_out)
 
 
+def test_resize_of_an_empty_axis_is_refused_when_built() -> None:
+    # (a fresh fuzz seed: numpy's take refused it at evaluation, onnxruntime's Gather at run
+    # time) an empty batch or channel axis is fine: nothing is interpolated along it
+    g = gd.Graph("r", input_types={"x": gd.TensorType(gd.float32, (1, 1, 0, 3))})
+    with pytest.raises(gd.ShapeError, match=r"x's H is 0, and an empty axis has no values"):
+        gd.ops.resize(g.inputs[0], (1, 1, 2, 3), "nearest")
+    g = one_op(lambda v: gd.ops.resize(v, (0, 2, 4, 1)), gd.TensorType(gd.float32, (0, 2, 2, 1)))
+    want, got = both(g, np.zeros((0, 2, 2, 1), np.float32))
+    assert want.shape == got.shape == (0, 2, 4, 1)
+
+
 def test_resize_copies_an_axis_it_does_not_resize() -> None:
     # an inf in one row stays in its row (onnxruntime's cubic Resize would spread a NaN: the
     # lowering gathers the taps instead)
@@ -606,6 +617,30 @@ def test_symbolic_sizes() -> None:
         xs = RNG.normal(size=(n, h, 5, 3))
         want, got = gd.evaluate(g64, {"x0": xs})[0], run(model, {"x0": xs})[0]
         assert_within(got, want, 1e-12 * (1 + np.abs(want)))
+
+
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64])
+def test_strided_windows_of_symbolic_sizes_are_floor_divisions(dt: gd.DType) -> None:
+    """ResNet's stem (7x7 conv, stride 2, padding 3; 3x3 max pool, stride 2, padding 1)
+    on images of any size: each size is a floor division, bound and checked by run()."""
+    g = gd.Graph("stem", input_types={"x": gd.TensorType(dt, ("n", 3, "h", "w"))})
+    w = RNG.normal(size=(4, 3, 7, 7)).astype(dt.np)
+    y = gd.ops.conv2d(g.inputs[0], w, stride=2, padding=3, input_layout="NCHW")
+    z = gd.ops.max_pool2d(y, 3, stride=2, padding=1, input_layout="NCHW")
+    assert y.shape == ("n", 4, "(h+-1)//(2)+1", "(w+-1)//(2)+1")
+    assert z.shape == ("n", 4, "((h+-1)//(2))//(2)+1", "((w+-1)//(2))//(2)+1")
+    g.output(z)
+    model = export(g, check="full")
+    for h, w_ in ((224, 224), (7, 9), (1, 2)):
+        xs = RNG.normal(size=(2, 3, h, w_)).astype(dt.np)
+        (want,), (got,) = gd.evaluate(g, [xs]), run(model, [xs])
+        size = ((h + 1) // 2 + 1) // 2, ((w_ + 1) // 2 + 1) // 2  # PyTorch's sizes, twice
+        assert want.shape == got.shape == (2, 4, *size)
+        assert_within(got, want, 200 * EPS32 * (1 + np.abs(want)))
+    # padding under dilation * (kernel - 1) in all would make small sizes negative: refused
+    g = gd.Graph("stem", input_types={"x": gd.TensorType(dt, ("n", 3, "h", "w"))})
+    with pytest.raises(gd.ShapeError, match="would be negative for small sizes"):
+        gd.ops.conv2d(g.inputs[0], w, stride=2, padding=2, input_layout="NCHW")
 
 
 # ---------------------------------------------------------------------------- errors
@@ -888,3 +923,20 @@ def test_max_pool_nan_windows_with_infinities_of_both_signs(exact: bool) -> None
     np.testing.assert_array_equal(want, np.array([[[[inf, nan, 1.0, 3e38]]]], np.float32))
     got = run(export(g, exact=exact), [x])[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_channels_mismatch_names_the_layout_that_would_fit() -> None:
+    # a PyTorch NCHW input given to MAX's NHWC default: the error says input_layout="NCHW"
+    g = gd.Graph("c", input_types={"x": gd.TensorType(gd.float32, (1, 3, 8, 8))})
+    oihw = np.zeros((4, 3, 3, 3), np.float32)
+    with pytest.raises(gd.ShapeError, match=r"x has 8 input channels.*pass input_layout='NCHW'"):
+        gd.ops.conv2d(g.inputs[0], oihw)
+    assert gd.ops.conv2d(g.inputs[0], oihw, input_layout="NCHW").shape == (1, 4, 6, 6)
+    # and the other way round; a mismatch in both layouts names neither
+    g = gd.Graph("c", input_types={"x": gd.TensorType(gd.float32, (1, 8, 8, 3))})
+    with pytest.raises(gd.ShapeError, match=r"pass input_layout='NHWC' \(MAX's default"):
+        gd.ops.conv2d(g.inputs[0], oihw, input_layout="NCHW")
+    g = gd.Graph("c", input_types={"x": gd.TensorType(gd.float32, (1, 5, 8, 8))})
+    with pytest.raises(gd.ShapeError) as info:
+        gd.ops.conv2d(g.inputs[0], oihw)
+    assert "input_layout" not in str(info.value)

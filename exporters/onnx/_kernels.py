@@ -1,10 +1,12 @@
 """Kernel tables: which (ONNX op, element type) pairs an onnxruntime provider has a kernel for.
 
 The tables are package data, ``exporters/onnx/kernels/<target>.json``: ``cpu.json`` is measured
-and written by ``scripts/probe_ort_kernels.py --write``, ``cuda.json`` was transcribed from
-onnxruntime's documentation.  Each file holds ``provenance`` (how, when and on which versions
-the table was obtained, with explanatory ``notes``) and ``kernels``: op -> onnx.TensorProto type
-names, where "Cast" holds "FROM->TO" pairs.  ``cpu.json`` also holds ``upcast_kernels``, the
+and written by ``scripts/probe_ort_kernels.py --write``; ``cuda.json`` is measured on a GPU and
+written by ``scripts/probe_cuda.py --write``, and ``cuda_documented.json`` was transcribed from
+onnxruntime's documentation (its rows stand where the measurement has none).  Each file holds
+``provenance`` (how, when and on which versions the table was obtained, with explanatory
+``notes``) and ``kernels``: op -> onnx.TensorProto type names, where "Cast" holds "FROM->TO"
+pairs.  ``cpu.json`` also holds ``upcast_kernels``, the
 pairs that run only because onnxruntime computes them in float32.  ``dump_kernels`` is the one
 serialization (sorted keys and type lists), so an unchanged table rewrites byte-identically.
 """
@@ -31,7 +33,8 @@ class KernelTable:
 
 @functools.cache
 def load_kernels(target: str) -> KernelTable:
-    """The kernel table of ``target`` ("cpu" or "cuda"), read from the package data once."""
+    """The kernel table of ``target`` ("cpu", "cuda" or "cuda_documented"), read from the
+    package data once."""
     path = resources.files("exporters.onnx") / "kernels" / f"{target}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     return KernelTable(

@@ -136,6 +136,10 @@ def optimizers_off(
         cuda and not _cuda_norms_fuse_exactly(model, found)
     ):
         off.add("SimplifiedLayerNormFusion")
+    if cuda and found["Conv"] and _pads_before_convs(model):
+        # the exporter pads explicitly where CUDA's Conv would leave the padding out of its
+        # sums (a filter with inf or NaN): the Pad fusion would move the Pad back into the Conv
+        off.add("Pad_Fusion")  # (the rule's name; its class is PadFusion)
     return frozenset(off)
 
 
@@ -160,6 +164,12 @@ def _cuda_norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]]) -
         ):
             return False
     return True
+
+
+def _pads_before_convs(model: ModelProto) -> bool:
+    """Does a Pad node's output feed a Conv?"""
+    pads = {n.output[0] for n in model.graph.node if n.op_type == "Pad"}
+    return any(n.op_type == "Conv" and n.input[0] in pads for n in model.graph.node)
 
 
 def _value_types(model: ModelProto) -> dict[str, int]:

@@ -64,7 +64,7 @@ def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
 
 def kernel_key(node: onnx.NodeProto, types: dict[str, int]) -> tuple[str, list[str]]:
     """The table key of ``node`` and the element types it must list, as the tables key them
-    (exporters/onnx/kernels/cuda.json's provenance notes)."""
+    (exporters/onnx/kernels/cuda_documented.json's provenance notes)."""
     op = node.op_type
 
     def t(name: str) -> str:

@@ -217,6 +217,11 @@ def _explain(what: str, e: BaseException, proto: ModelProto | None, opts: Option
     first = msg.splitlines()[0] if msg else type(e).__name__
     found = _NODE_NAME.search(msg)
     name = found.group(1) if found else ""
+    if name and " at " not in name and proto is not None:
+        # a node an optimizer made, named after the output of the one it replaced (the NCHWc
+        # layout's "<output>_nchwc"): that node's name (its op and line)
+        made_from = name.removesuffix("_nchwc")
+        name = next((n.name for n in proto.graph.node if made_from in n.output), name)
     where = name.split("/", 1)[0] if "/" in name else name
     reason = _reason(msg, name)
     detail = f"onnxruntime on {', '.join(opts.names)}: {first}"
@@ -228,7 +233,12 @@ def _explain(what: str, e: BaseException, proto: ModelProto | None, opts: Option
 
 
 _GATHER_RANGE = re.compile(r"idx=(-?\d+) must be within the inclusive range \[(-?\d+),(-?\d+)\]")
+# GatherND's and ScatterND's kernels: "invalid index found, index = 5", "invalid indice
+# found, indice = 5" (the value, not its position)
+_ND_RANGE = re.compile(r"invalid ind(?:ice|ex) found, ind(?:ice|ex) = (-?\d+)")
 _BROADCAST = re.compile(r"broadcast an axis by a dimension other than 1\. (\d+) by (\d+)")
+# the CPU Conv and pools refuse an empty spatial axis ("Invalid input shape: {0,5}")
+_EMPTY_WINDOWS = re.compile(r"Invalid input shape: \{([0-9,]*\b0\b[0-9,]*)\}")
 
 
 def _reason(msg: str, node: str) -> str:
@@ -238,11 +248,20 @@ def _reason(msg: str, node: str) -> str:
     if m:
         size = int(m.group(3)) + 1
         return f"index {m.group(1)} is out of range for an axis of size {size}"
+    m = _ND_RANGE.search(msg)
+    if m:
+        return f"index {m.group(1)} is out of range for its axis"
     if INDEX_CHECK in node:
         return "an index is out of range for its axis"
     m = _BROADCAST.search(msg)
     if m:
         return f"sizes {m.group(1)} and {m.group(2)} do not broadcast"
+    m = _EMPTY_WINDOWS.search(msg)
+    if m:
+        return (
+            f"onnxruntime's kernel refuses the empty spatial size ({m.group(1)}) that the "
+            "reference gives an empty result for; give the window op non-empty sizes"
+        )
     return ""
 
 

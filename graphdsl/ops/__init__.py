@@ -8,11 +8,14 @@ Families: :mod:`~graphdsl.ops.elementwise` (arithmetic), :mod:`~graphdsl.ops.log
 (comparisons, logic, bits, ``where``), :mod:`~graphdsl.ops.unary` (math, activations,
 rounding), :mod:`~graphdsl.ops.activation` (more activations and transcendental functions),
 :mod:`~graphdsl.ops.reduction`, :mod:`~graphdsl.ops.selection` (argmax, top_k, argsort,
-cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing`
-(slices, gathers, scatters, ranges, band masks), :mod:`~graphdsl.ops.nn`
+cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing` (gathers, scatters),
+:mod:`~graphdsl.ops.slicing` (slices, ranges, band masks), :mod:`~graphdsl.ops.nn`
 (``matmul``, ``softmax``), :mod:`~graphdsl.ops.norm` (``layer_norm``, ``rms_norm``,
-``group_norm``), :mod:`~graphdsl.ops.vision` (convolution, pooling, ``pad``,
-``resize``), :mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
+``group_norm``), :mod:`~graphdsl.ops.vision` (convolution),
+:mod:`~graphdsl.ops.pooling` (pooling, ``pad``, ``resize``), :mod:`~graphdsl.ops.layers`
+(``linear``, ``batch_norm``, ``adaptive_avg_pool2d``, ``scaled_dot_product_attention``:
+PyTorch's names),
+:mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
 :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
@@ -54,18 +57,18 @@ from graphdsl.ops.elementwise import (
     sub,
 )
 from graphdsl.ops.indexing import (
-    band_part,
     gather,
     gather_nd,
-    one_hot,
-    range,
     scatter,
     scatter_add,
     scatter_nd,
     scatter_nd_add,
-    slice_tensor,
-    tril,
-    triu,
+)
+from graphdsl.ops.layers import (
+    adaptive_avg_pool2d,
+    batch_norm,
+    linear,
+    scaled_dot_product_attention,
 )
 from graphdsl.ops.logic import (
     bitwise_and,
@@ -105,6 +108,14 @@ from graphdsl.ops.shape import (
     transpose,
     unsqueeze,
 )
+from graphdsl.ops.slicing import (
+    band_part,
+    one_hot,
+    range,
+    slice_tensor,
+    tril,
+    triu,
+)
 from graphdsl.ops.unary import (
     abs,
     ceil,
@@ -140,6 +151,7 @@ from graphdsl.ops.vision import (
 __all__ = [
     "abs",
     "acos",
+    "adaptive_avg_pool2d",
     "add",
     "all",
     "any",
@@ -151,6 +163,7 @@ __all__ = [
     "atanh",
     "avg_pool2d",
     "band_part",
+    "batch_norm",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -192,6 +205,7 @@ __all__ = [
     "layer_norm",
     "less",
     "less_equal",
+    "linear",
     "log",
     "log1p",
     "logical_and",
@@ -227,6 +241,7 @@ __all__ = [
     "rms_norm",
     "round",
     "rsqrt",
+    "scaled_dot_product_attention",
     "scatter",
     "scatter_add",
     "scatter_nd",

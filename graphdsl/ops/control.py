@@ -306,9 +306,11 @@ RESULTS["while_loop"] = _while_all
 # ---------------------------------------------------------------------------- call
 
 
-def call(graph: Graph, *args: Operand) -> Symbol | list[Symbol]:
+def call(graph: Graph, *args: Operand, **kwargs: Operand) -> Symbol | list[Symbol]:
     """Call subgraph ``graph`` (:meth:`Graph.subgraph <graphdsl.Graph.subgraph>`) on ``args``
-    (MAX's ``ops.call``); one output gives a Symbol, several a list. Each argument converts
+    (MAX's ``ops.call``); one output gives a Symbol, several a list. Arguments may also be
+    given by the names of the subgraph's inputs (``call(block, x, w_q=wq, w_k=wk)``), after
+    the positional ones; each input takes exactly one. Each argument converts
     to its parameter's type as an op's operand does (explicit casts at the call site, in
     the ``implicit_cast`` pass): its dtype must promote to the parameter's under the
     graph's policy, its shape equal the parameter's, whose symbolic dimensions bind to the
@@ -325,10 +327,14 @@ def call(graph: Graph, *args: Operand) -> Symbol | list[Symbol]:
     >>> g.output(y)
     >>> gd.evaluate(g, [np.array([[100, -7]], np.int8)])
     [array([[200, -14]], dtype=int32)]
+    >>> gd.ops.call(sub, v=g.inputs[0]).type  # by the input's name
+    TensorType(int32[b, 2])
     """
     loc = user_location()
     if not isinstance(graph, Graph):
         raise OpTypeError(f"call (at {loc}): {graph!r} is not a Graph; call g.subgraph(...)")
+    if kwargs:
+        args = _by_name(graph, args, kwargs, loc)
     if not graph.outputs:
         raise GraphError(
             f"call (at {loc}): subgraph {graph.name!r} has no outputs; call "
@@ -358,6 +364,31 @@ def call(graph: Graph, *args: Operand) -> Symbol | list[Symbol]:
             for k in range(len(results))]  # fmt: skip
     graph.freeze("called by gd.ops.call")  # its type is decided: a change would make calls stale
     return outs[0] if len(outs) == 1 else outs
+
+
+def _by_name(
+    graph: Graph, args: tuple[Operand, ...], kwargs: dict[str, Operand], loc: object
+) -> tuple[Operand, ...]:
+    """``args`` then ``kwargs`` as the subgraph's arguments in its inputs' order; an error
+    naming the unknown, repeated and missing names."""
+    names = graph.input_names
+    unknown = [k for k in kwargs if k not in names]
+    twice = [k for k in kwargs if k in names[: len(args)]]
+    given = {*names[: len(args)], *kwargs}
+    missing = [n for n in names if n not in given]
+    problems = []
+    if unknown:
+        problems.append(f"no input named {', '.join(map(repr, unknown))}")
+    if twice:
+        problems.append(f"{', '.join(map(repr, twice))} given by position and by name")
+    if missing:
+        problems.append(f"no argument for {', '.join(map(repr, missing))}")
+    if problems:
+        raise OpTypeError(
+            f"call (at {loc}): subgraph {graph.name!r} takes {len(names)} arguments "
+            f"({', '.join(names)}): {'; '.join(problems)}"
+        )
+    return (*args, *(kwargs[n] for n in names[len(args) :]))
 
 
 def _call_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:

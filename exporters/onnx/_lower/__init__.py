@@ -13,6 +13,7 @@ from exporters.onnx._lower import cast as cast
 from exporters.onnx._lower import control as control
 from exporters.onnx._lower import elementwise as elementwise
 from exporters.onnx._lower import indexing as indexing
+from exporters.onnx._lower import layers as layers
 from exporters.onnx._lower import logic as logic
 from exporters.onnx._lower import nn as nn
 from exporters.onnx._lower import norm as norm

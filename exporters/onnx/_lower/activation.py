@@ -399,5 +399,9 @@ def _gelu(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     native = approximate != "quick" and out.is_float and out is not T.float64
     if native and b.target.has(key, "FLOAT"):
         narrow = not b.target.rounds_once(key, type_name(storage(out)))
-        return b.elementwise("Gelu", [x], key=key, narrow_in_f32=narrow, approximate=approximate)
+        scalar = node.rank == 0 and b.target.quirk("gelu_rank0")
+        if scalar:  # CUDA's Gelu refuses a rank-0 input: as a [1]
+            x = b.node("Reshape", [x.name, b.int64s([1])], x.dtype)
+        r = b.elementwise("Gelu", [x], key=key, narrow_in_f32=narrow, approximate=approximate)
+        return b.node("Reshape", [r.name, b.int64s([])], r.dtype) if scalar else r
     return _result(b, _gelu_f64(b, _wide(b, x), approximate), out)

@@ -17,7 +17,7 @@ from exporters.onnx._lower._common import SymbolicDims, T
 from exporters.onnx._types import storage
 from graphdsl.shapes import Dim
 
-__all__ = ["INDEX_CHECK", "checked_indices", "int64_indices"]
+__all__ = ["INDEX_CHECK", "checked_indices", "checked_positions", "int64_indices"]
 
 _I64_MAX = 2**63 - 1
 INDEX_CHECK = "index_check"  # in the names of the check's Range nodes
@@ -52,12 +52,30 @@ def checked_indices(
         n = V(dims.scalar(sizes[0]), T.int64)
     low = b.node("Less", [i.name, b.node("Neg", [n.name], T.int64).name], T.bool)
     high = b.node("GreaterOrEqual", [i.name, n.name], T.bool)
-    bad = b.cast(b.node("Or", [low.name, high.name], T.bool), T.int64)
-    flat = b.node("Reshape", [bad.name, b.int64s([-1])], T.int64)
-    padded = b.node("Concat", [b.const([0], T.int64).name, flat.name], T.int64, axis=0)
-    any_bad = b.node("ReduceMax", [padded.name, b.int64s([0])], T.int64, keepdims=0)
-    step = b.node("Sub", [b.const(1, T.int64).name, any_bad.name], T.int64)
+    # 0 or 1 per entry, in int32: CUDA's int64 ReduceMax rounds through float64 (CUDA_BROKEN)
+    bad = b.cast(b.node("Or", [low.name, high.name], T.bool), T.int32)
+    flat = b.node("Reshape", [bad.name, b.int64s([-1])], T.int32)
+    padded = b.node("Concat", [b.const([0], T.int32).name, flat.name], T.int32, axis=0)
+    any_bad = b.node("ReduceMax", [padded.name, b.int64s([0])], T.int32, keepdims=0)
+    step = b.node("Sub", [b.const(1, T.int64).name, b.cast(any_bad, T.int64).name], T.int64)
+    return _fail_unless(b, step, i.name)
+
+
+def checked_positions(b: Builder, index: str, count: Dim, size: Dim, dims: SymbolicDims) -> str:
+    """``index``, the positions 0, 1, ..., count - 1 (a ``range``): in range for an axis of
+    ``size`` exactly when count <= size, one comparison instead of one per position (the
+    position embeddings of a sequence)."""
+    if not b.target.quirk("unchecked_indices"):
+        return index
+    n = V(dims.scalar(count), T.int64)
+    fits = b.node("LessOrEqual", [n.name, dims.scalar(size)], T.bool)
+    return _fail_unless(b, b.cast(fits, T.int64), index)
+
+
+def _fail_unless(b: Builder, step: V, index: str) -> str:
+    """``index`` + 0, where the 0 comes from Range(0, 1, ``step``): onnxruntime refuses a
+    zero step, so the model fails here unless ``step`` is 1."""
     check = b.node("Range", [b.const(0, T.int64).name, b.const(1, T.int64).name, step.name],
                    T.int64, INDEX_CHECK)  # fmt: skip
     zero = b.node("Squeeze", [check.name, b.int64s([0])], T.int64)
-    return b.node("Add", [i.name, zero.name], T.int64).name
+    return b.node("Add", [index, zero.name], T.int64).name

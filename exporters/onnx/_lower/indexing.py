@@ -14,9 +14,10 @@ from onnx import helper
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
-from exporters.onnx._lower.checks import checked_indices, int64_indices
+from exporters.onnx._lower.checks import checked_indices, checked_positions, int64_indices
 from exporters.onnx._lower.shape import _with_shape
 from graphdsl.graph import Symbol
+from graphdsl.shapes import Dim
 
 _I64_MAX = 2**63 - 1
 _I64_MIN = -(2**63)
@@ -34,7 +35,11 @@ def _gather(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"]) % node.inputs[0].rank
     checks = b.target.quirk("unchecked_indices")
     index = int64_indices(b, idx, int32_ok=not checks)
-    index = checked_indices(b, index, [node.inputs[0].shape[axis]], dims, per_component=False)
+    size, src = node.inputs[0].shape[axis], node.inputs[1]
+    if src.op == "range" and (src.attrs["start"], src.attrs["step"]) == (0, 1):
+        index = checked_positions(b, index, src.shape[0], size, dims)
+    else:
+        index = checked_indices(b, index, [size], dims, per_component=False)
     out = b.node("Gather", [xc.name, index], xc.dtype, axis=axis)
     return b.cast(out, x.dtype)
 
@@ -133,14 +138,41 @@ def _range(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def _band_part(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
     lower, upper = node.attrs["num_lower"], node.attrs["num_upper"]
-    if node.attrs["exclude"]:
+    exclude = node.attrs["exclude"]
+    shape = node.inputs[0].shape
+    if b.target.quirk("empty_trilu_fails") and not all(
+        isinstance(d, int) and d > 0 for d in shape
+    ):  # CUDA's Trilu fails on an empty tensor: the band as a mask of positions
+        band = _band_mask(b, shape[-2], shape[-1], lower, upper, dims)
+        zero = b.scalar(0, x.dtype)
+        return b.select(band, zero, x) if exclude else b.select(band, x, zero)
+    if exclude:
         # the band as a bool mask (Trilu on ones), then zeros where it holds
-        shape = b.node("Shape", [x.name], T.int64)
-        ones = b.node("Expand", [b.scalar(True, T.bool).name, shape.name], T.bool)
+        ones = b.node("Expand", [b.scalar(True, T.bool).name,
+                                 b.node("Shape", [x.name], T.int64).name], T.bool)  # fmt: skip
         band = _trilu(b, ones, lower, upper)
         zero = b.scalar(0, x.dtype)
         return b.select(band, zero, x)
     return _trilu(b, x, lower, upper)
+
+
+def _band_mask(
+    b: Builder, rows: Dim, cols: Dim, lower: int | None, upper: int | None, dims: SymbolicDims
+) -> V:
+    """(rows, cols) bool: ``-lower <= col - row <= upper`` (a bound of None: no bound)."""
+    zero, one = b.const(0, T.int64).name, b.const(1, T.int64).name
+    r = b.node("Range", [zero, dims.scalar(rows), one], T.int64)
+    c = b.node("Range", [zero, dims.scalar(cols), one], T.int64)
+    diff = b.node("Sub", [c.name, b.node("Unsqueeze", [r.name, b.int64s([1])], T.int64).name],
+                  T.int64)  # fmt: skip
+    band = b.node("Equal", [diff.name, diff.name], T.bool)  # all True, (rows, cols)
+    if lower is not None:
+        low = b.node("GreaterOrEqual", [diff.name, b.const(-lower, T.int64).name], T.bool)
+        band = b.node("And", [band.name, low.name], T.bool)
+    if upper is not None:
+        high = b.node("LessOrEqual", [diff.name, b.const(upper, T.int64).name], T.bool)
+        band = b.node("And", [band.name, high.name], T.bool)
+    return band
 
 
 def _trilu(b: Builder, x: V, lower: int | None, upper: int | None) -> V:

@@ -19,6 +19,16 @@ _SAME_WIDTH_SIGNED = {T.uint32: T.int32, T.uint64: T.int64}
 
 @register("matmul")
 def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    a_shape, b_shape = node.inputs[0].shape, node.inputs[1].shape
+    if 2 <= len(a_shape) < len(b_shape) and not all(
+        isinstance(d, int) and d > 0 for d in b_shape[:-2]
+    ):
+        # onnxruntime 1.31's MatMul refuses to broadcast a matrix against a batch of them
+        # that may be empty ("right operand cannot broadcast on dim 0", measured on its CPU
+        # kernel, which runs integer MatMuls in CUDA sessions too): the matrix expanded
+        target = (*b_shape[:-2], *a_shape[-2:])
+        args = [b.node("Expand", [args[0].name, dims.shape_tensor(target)], args[0].dtype),
+                args[1]]  # fmt: skip
     signed = _SAME_WIDTH_SIGNED.get(storage(args[0].dtype))
     if signed is not None:
         # onnxruntime's uint32/uint64 MatMul fail on an empty contraction (they write their

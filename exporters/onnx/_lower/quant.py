@@ -120,8 +120,8 @@ class _Layout:
         forms): as is per tensor (a [1] against a scalar value made [] too), [n, 1, ..., 1]
         per axis, and per block each block's entry gathered for every index of the axis."""
         rank = len(self.shape)
-        if self.axis is None:
-            if rank == 0 and self.scale_shape != ():
+        if self.axis is None:  # a scalar value: a [1] scale or zero point made [] too
+            if rank == 0:
                 return b.node("Reshape", [v.name, b.int64s([])], v.dtype)
             return v
         if self.block is None:

@@ -28,7 +28,7 @@ _INT64_MIN = int(np.iinfo(np.int64).min)
 
 # (input value, k (None: the whole axis), axis, largest) -> (values, indices), per export:
 # the two nodes of one top_k become one ONNX TopK
-_TOPK: WeakKeyDictionary[Builder, dict[tuple[str, int | None, int, int], tuple[V, V]]] = (
+_TOPK: WeakKeyDictionary[Builder, dict[tuple[str, int | None, int, int], tuple[V | None, V]]] = (
     WeakKeyDictionary()
 )
 
@@ -70,7 +70,7 @@ _arg_extremum("ArgMin")
 
 def _top_k(
     b: Builder, x: V, k: int | None, axis: int, largest: int, rank: int
-) -> tuple[V, V]:
+) -> tuple[V | None, V]:
     """One ONNX TopK (sorted) of ``k`` elements (the whole axis when None, its size read at
     run time): the values, in the dtype TopK ran in, and the int64 indices. Cached, so that
     the second result of a top_k (or an argsort of the same order) reuses the node."""
@@ -78,7 +78,7 @@ def _top_k(
     hit = cache.get((x.name, k, axis, largest))
     if hit is not None:
         return hit
-    if x.dtype.kind is Kind.float and b.target.quirk("topk_order"):
+    if x.dtype.kind is Kind.float:  # on every target: see _total_order_top_k
         hit = _total_order_top_k(b, x, k, axis, largest, rank)
         cache[(x.name, k, axis, largest)] = hit
         return hit
@@ -109,28 +109,57 @@ def _topk_node(b: Builder, key: V, count: str, axis: int, largest: int) -> tuple
 
 def _total_order_top_k(
     b: Builder, x: V, k: int | None, axis: int, largest: int, rank: int
-) -> tuple[V, V]:
-    """TopK of floats on a target whose TopK compares NaN as equal to everything and orders
-    -0.0 before +0.0 (CUDA: _targets.py's CUDA_QUIRKS): on a key without NaN or signed
-    zeros, ordered as the reference orders (NaN largest, ties to the lower index).
+) -> tuple[V | None, V]:
+    """TopK of floats ordered as the reference orders them (NaN largest, -0.0 == +0.0, ties
+    to the lower index), on a key that no TopK kernel orders otherwise: finite, without
+    NaN or signed zeros. CUDA's bitonic TopK compares NaN as equal to everything and pads
+    with the lowest (highest) finite value, which sorts above -inf and comes back as an
+    index past the axis; onnxruntime 1.31's CPU TopK does not order NaN last either
+    (_targets.py's CUDA_QUIRKS).
 
-    Narrower floats: the key is float64, +inf made 1e300 and NaN +inf (one TopK). float64
-    has no wider type: a first TopK of (is NaN, position) as unique integers puts the NaNs
-    after the rest (before, for the largest first), in order; the second, of that
-    arrangement with NaN as +inf, then breaks each tie between NaN and +inf by position, as
-    every other tie. The values are gathered from x (NaN payloads, zero signs kept)."""
+    Narrower floats: one TopK of a float64 key, where -inf is -1e300, +inf 1e300 and NaN
+    2e300 (every finite value of float32 and narrower lies between). float64 has no room
+    for them: two passes, each stable (TopK breaks ties by position): the finite values
+    (infinities and NaN as 0.0) by value, then that arrangement by class (-inf, finite,
+    +inf, NaN; reversed for the largest first) with the position as the tie-break, as
+    unique integers. No values: _gathered takes them from x where they are wanted."""
     d = storage(x.dtype)
     f = T.float64
     xf = b.cast(x, f)
-    nan = b.node("IsNaN", [xf.name], T.bool)
-    inf = b.scalar(np.inf, f)
     if d is not T.float64:
-        big = b.node("Equal", [xf.name, inf.name], T.bool)
-        finite_inf = b.node("Where", [big.name, b.scalar(1e300, f).name, xf.name], f)
-        key = b.node("Add", [b.node("Where", [nan.name, inf.name, finite_inf.name], f).name,
-                             b.scalar(0.0, f).name], f)  # fmt: skip
+        key = xf
+        for value, to in ((-np.inf, -1e300), (np.inf, 1e300)):
+            hit = b.node("Equal", [key.name, b.scalar(value, f).name], T.bool)
+            key = b.node("Where", [hit.name, b.scalar(to, f).name, key.name], f)
+        nan = b.node("IsNaN", [xf.name], T.bool)
+        key = b.node("Where", [nan.name, b.scalar(2e300, f).name, key.name], f)
+        key = b.node("Add", [key.name, b.scalar(0.0, f).name], f)
         _, indices = _topk_node(b, key, _count(b, key, axis, k), axis, largest)
     else:
+        special = b.node("Or", [b.node("IsNaN", [xf.name], T.bool).name,
+                                b.node("IsInf", [xf.name], T.bool).name], T.bool)  # fmt: skip
+        finite = b.node("Where", [special.name, b.scalar(0.0, f).name, xf.name], f)
+        finite = b.node("Add", [finite.name, b.scalar(0.0, f).name], f)
+        _, first = _topk_node(b, finite, _count(b, finite, axis, None), axis, largest)
+        y = b.node("GatherElements", [xf.name, first.name], f, axis=axis)
+
+        def flag(v: V) -> V:
+            return b.cast(v, T.int64)
+
+        nan = flag(b.node("IsNaN", [y.name], T.bool))
+        pinf = flag(b.node("Equal", [y.name, b.scalar(np.inf, f).name], T.bool))
+        ninf = flag(b.node("Equal", [y.name, b.scalar(-np.inf, f).name], T.bool))
+        two_nan = b.node("Add", [nan.name, nan.name], T.int64)
+        if largest:  # NaN 0, +inf 1, finite 2, -inf 3
+            cls = b.node("Sub", [b.node("Add", [b.scalar(2, T.int64).name, ninf.name],
+                                        T.int64).name,
+                                 b.node("Add", [pinf.name, two_nan.name], T.int64).name],
+                         T.int64)  # fmt: skip
+        else:  # -inf 0, finite 1, +inf 2, NaN 3
+            cls = b.node("Sub", [b.node("Add", [b.scalar(1, T.int64).name,
+                                                b.node("Add", [pinf.name, two_nan.name],
+                                                       T.int64).name], T.int64).name,
+                                 ninf.name], T.int64)  # fmt: skip
         n = b.node("Shape", [xf.name], T.int64, start=axis, end=axis + 1)
         size = b.node("Squeeze", [n.name, b.int64s([0])], T.int64)
         pos = b.node("Range", [b.const(0, T.int64).name, size.name, b.const(1, T.int64).name],
@@ -138,20 +167,18 @@ def _total_order_top_k(
         if axis != rank - 1:  # positions along the axis, broadcast over the later axes
             pos = b.node("Unsqueeze", [pos.name, b.int64s(list(range(1, rank - axis)))],
                          T.int64)  # fmt: skip
-        flag = b.cast(nan, T.int64) if not largest else b.cast(
-            b.node("Not", [nan.name], T.bool), T.int64)  # fmt: skip
-        order = b.node("Add", [b.node("Mul", [flag.name, size.name], T.int64).name, pos.name],
+        order = b.node("Add", [b.node("Mul", [cls.name, size.name], T.int64).name, pos.name],
                        T.int64)  # fmt: skip
-        _, perm = _topk_node(b, order, _count(b, order, axis, None), axis, 0)
-        y = b.node("GatherElements", [xf.name, perm.name], f, axis=axis)
-        y_nan = b.node("IsNaN", [y.name], T.bool)
-        key = b.node("Add", [b.node("Where", [y_nan.name, inf.name, y.name], f).name,
-                             b.scalar(0.0, f).name], f)  # fmt: skip
-        _, within = _topk_node(b, key, _count(b, key, axis, k), axis, largest)
-        indices = b.node("GatherElements", [perm.name, within.name], T.int64, axis=axis)
+        _, within = _topk_node(b, order, _count(b, order, axis, k), axis, 0)
+        indices = b.node("GatherElements", [first.name, within.name], T.int64, axis=axis)
+    return None, indices
+
+
+def _gathered(b: Builder, x: V, indices: V, axis: int) -> V:
+    """``x``'s values at ``indices`` along ``axis`` (NaN payloads and zero signs kept)."""
     moved = b.cast(x, b.compute_dtype("GatherElements", x.dtype, bits=True))
     values = b.node("GatherElements", [moved.name, indices.name], moved.dtype, axis=axis)
-    return b.cast(values, x.dtype), indices
+    return b.cast(values, x.dtype)
 
 
 @register("top_k")
@@ -162,6 +189,8 @@ def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) ->
     values, indices = _top_k(b, x, int(node.attrs["k"]), axis, 1, rank)
     if node.attrs["result"] == "indices":
         return indices
+    if values is None:  # (floats: TopK ran on a key; the values are x's at the indices)
+        return _gathered(b, x, indices, axis)
     if storage(x.dtype) is T.uint64:  # back from the order-preserving map of _ordered
         values = b.elementwise("Sub", [values, b.scalar(_INT64_MIN, T.int64)])
     return b.cast(values, x.dtype)  # (exact: TopK ran in x's dtype or a widening of it)

@@ -1,0 +1,218 @@
+"""Lowerings of the layer ops (graphdsl.ops.layers): ``linear``, ``batch_norm``,
+``adaptive_avg_pool2d`` and ``scaled_dot_product_attention``.
+
+Each computes float32 and narrower floats in float32 and float64 in float64, and rounds once
+to the result dtype, as the reference does (whose float64 sums these are within the bounds
+the ops' docstrings state).
+
+- ``linear``: Transpose of the (out, in) weight, MatMul, Add. onnxruntime folds the
+  Transpose of a constant or weight (an initializer) when it loads the model.
+- ``batch_norm``: folded into the convolution it follows when that is an ONNX Conv in
+  float32: a new Conv whose filter is the old one times gamma / sqrt(var + epsilon) per
+  output channel and whose bias is (bias - mean) * that + beta, computed from the weights by
+  nodes onnxruntime folds at load time (one Conv at run time; the old Conv is removed
+  where nothing else reads its result). Elsewhere Sub, Mul by gamma / Sqrt(var +
+  epsilon), Add, per channel.
+- ``adaptive_avg_pool2d``: where the sizes divide, a Reshape to (N, C, oh, kh, ow, kw) and
+  a ReduceMean; otherwise the input padded with one zero row and column, a Gather of each
+  window's rows and one of its columns (the padding standing in for taps past a shorter
+  window), ReduceSum and a Div by the window sizes.
+- ``scaled_dot_product_attention``: MatMul of q and k transposed, Mul by the scale, the
+  mask (Where to -inf for a bool one, Add for a float one), the causal mask (a constant
+  for static sizes, else Range and LessOrEqual of the run-time sizes), Softmax, MatMul.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import NodeProto
+
+from exporters.onnx._builder import Builder, V
+from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._types import type_name
+from graphdsl.dtypes import DType
+from graphdsl.graph import Symbol
+from graphdsl.ops.layers import adaptive_windows, causal_mask
+
+
+def _compute(out: DType) -> DType:
+    """float64 computes in float64, everything narrower in float32."""
+    return T.float64 if out is T.float64 else T.float32
+
+
+# ---------------------------------------------------------------------------- linear
+
+
+@register("linear")
+def _linear(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    out = args[0].dtype
+    f = _compute(out)
+    x, w, *bias = (b.cast(a, f) for a in args)
+    wt = b.node("Transpose", [w.name], f, perm=[1, 0])  # (in, out): folded for a weight
+    y = b.elementwise("MatMul", [x, wt])
+    if bias:
+        y = b.elementwise("Add", [y, bias[0]])
+    return b.cast(y, out)
+
+
+# ---------------------------------------------------------------------------- batch_norm
+
+
+def _producer(b: Builder, name: str) -> tuple[int, NodeProto] | None:
+    """The node of ``b``'s graph that makes value ``name`` and its position (None for an
+    input or a constant)."""
+    for k in range(len(b.nodes) - 1, -1, -1):
+        n: NodeProto = b.nodes[k]
+        if name in n.output:
+            return k, n
+    return None
+
+
+def _only_use(value: Symbol, user: Symbol) -> bool:
+    """Is ``user`` the only node of the graph that reads ``value`` (and no output it)?"""
+    g = user.graph
+    if any(o is value for o in g.outputs):
+        return False
+    return all(n is user or all(i is not value for i in n.inputs) for n in g.nodes)
+
+
+def _fold_into_conv(b: Builder, node: Symbol, args: list[V], eps: V) -> V | None:
+    """The batch norm folded into the float32 Conv that makes its input, or None where its
+    input is not such a Conv's result."""
+    if node.inputs[0].op != "conv2d" or any(a.dtype is not T.float32 for a in args):
+        return None
+    found = _producer(b, args[0].name)
+    channels = node.shape[1]
+    if found is None or found[1].op_type != "Conv" or not isinstance(channels, int):
+        return None
+    at, conv = found
+    _, mean, var, gamma, beta = args
+    scale = b.node("Div", [gamma.name, b.node("Sqrt", [b.node("Add", [var.name, eps.name],
+                   T.float32).name], T.float32).name], T.float32)  # fmt: skip
+    spread = b.node("Reshape", [scale.name, b.int64s([-1, 1, 1, 1])], T.float32)
+    filt = b.node("Mul", [conv.input[1], spread.name], T.float32)
+    has_bias = len(conv.input) > 2 and conv.input[2]
+    old_bias = conv.input[2] if has_bias else b.scalar(0.0, T.float32).name
+    shifted = b.node("Mul", [b.node("Sub", [old_bias, mean.name], T.float32).name, scale.name],
+                     T.float32)  # fmt: skip
+    bias = b.node("Add", [shifted.name, beta.name], T.float32)
+    bias = b.node("Expand", [bias.name, b.int64s([channels])], T.float32)  # Conv's B is 1-D
+    folded = b.node("Conv", [conv.input[0], filt.name, bias.name], T.float32)
+    b.nodes[len(b.nodes) - 1].attribute.extend(conv.attribute)
+    if _only_use(node.inputs[0], node):  # the convolution's result is read here only
+        del b.nodes[at]
+    return folded
+
+
+@register("batch_norm")
+def _batch_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    out = args[0].dtype
+    f = _compute(out)
+    xs = [b.cast(a, f) for a in args]
+    eps = b.scalar(float(node.attrs["epsilon"]), f)
+    folded = _fold_into_conv(b, node, xs, eps)
+    if folded is not None:
+        return folded
+    x, mean, var, gamma, beta = xs
+    per_channel = b.int64s([-1] + [1] * (len(node.shape) - 2))
+
+    def spread(v: V) -> V:
+        return b.node("Reshape", [v.name, per_channel], f)
+
+    # (x - mean) * (gamma / std) + beta: the per-channel scale is computed from the weights
+    # (folded at load), and no intermediate is larger than the result before beta: the
+    # normalized (x - mean) / std overflowed float32 for x = -3e38 and std < 1, where the
+    # reference (float64) then scales it back into range
+    std = b.elementwise("Sqrt", [b.elementwise("Add", [spread(var), eps])])
+    scale = b.elementwise("Div", [spread(gamma), std])
+    y = b.elementwise("Add", [b.elementwise("Mul", [b.elementwise("Sub", [x, spread(mean)]),
+                                                    scale]), spread(beta)])  # fmt: skip
+    return b.cast(y, out)
+
+
+# ---------------------------------------------------------------------------- adaptive pool
+
+
+def _taps(n: int, out: int) -> np.ndarray:
+    """(out, longest window) positions of each window's elements; ``n`` (the padding zero)
+    past the end of a shorter one."""
+    spans = adaptive_windows(n, out)
+    k = max(e - s for s, e in spans)
+    return np.array([[s + j if s + j < e else n for j in range(k)] for s, e in spans], np.int64)
+
+
+@register("adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    out = args[0].dtype
+    f = _compute(out)
+    x = b.cast(args[0], f)
+    h, w = (int(d) for d in node.inputs[0].shape[2:])
+    oh, ow = node.attrs["output_size"]
+    if h % oh == 0 and w % ow == 0:
+        # windows of kh x kw, side by side: reshape them apart and average (Reshape's 0 keeps
+        # N and C, allowzero being 0)
+        kh, kw = h // oh, w // ow
+        r = b.node("Reshape", [x.name, b.int64s([0, 0, oh, kh, ow, kw])], f)
+        return b.cast(b.reduce("ReduceMean", r, [3, 5], f, 0, [kh, kw]), out)
+    zero = b.scalar(0.0, f).name
+    padded = b.node("Pad", [x.name, b.int64s([0, 0, 0, 0, 0, 0, 1, 1]), zero], f)
+    rows_idx, cols_idx = _taps(h, oh), _taps(w, ow)
+    rows = b.node("Gather", [padded.name, b.const(rows_idx, T.int64, "taps").name], f, axis=2)
+    taps = b.node("Gather", [rows.name, b.const(cols_idx, T.int64, "taps").name], f, axis=4)
+    total = b.reduce("ReduceSum", taps, [3, 5], f, 0, [rows_idx.shape[1], cols_idx.shape[1]])
+    sizes = [e - s for s, e in adaptive_windows(h, oh)], [e - s for s, e in adaptive_windows(w, ow)]
+    counts = b.const(np.multiply.outer(*sizes).astype(f.np), f, "counts")
+    return b.cast(b.node("Div", [total.name, counts.name], f), out)
+
+
+# ---------------------------------------------------------------------------- attention
+
+
+def _causal(b: Builder, node: Symbol, q: V, k: V) -> V:
+    """Bools (L, S), True where query i may attend to key j (j <= i)."""
+    length, keys = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+    if isinstance(length, int) and isinstance(keys, int):
+        return b.const(causal_mask(length, keys), T.bool, "causal")
+
+    def positions(v: V) -> V:  # 0 .. n-1 for the n of v's second-to-last axis, at run time
+        n = b.node("Shape", [v.name], T.int64, start=-2, end=-1)
+        count = b.node("Reshape", [n.name, b.int64s([])], T.int64)
+        zero, one = b.const(0, T.int64).name, b.const(1, T.int64).name
+        return b.node("Range", [zero, count.name, one], T.int64)
+
+    rows = b.node("Unsqueeze", [positions(q).name, b.int64s([1])], T.int64)
+    return b.node("LessOrEqual", [positions(k).name, rows.name], T.bool)
+
+
+def _softmax_last(b: Builder, s: V, size: int | str) -> V:
+    """Softmax over the last axis: onnxruntime's kernel where the target has one for the
+    dtype, else exp(s - max) / sum composed as the reference computes it."""
+    f = s.dtype
+    if b.target.has("Softmax", type_name(f)) or b.target.falls_back("Softmax", type_name(f)):
+        return b.node("Softmax", [s.name], f, axis=-1)
+    m = b.reduce("ReduceMax", s, [-1], f, 1, [size])
+    e = b.node("Exp", [b.node("Sub", [s.name, m.name], f).name], f)
+    total = b.reduce("ReduceSum", e, [-1], f, 1, [size])
+    return b.node("Div", [e.name, total.name], f)
+
+
+@register("scaled_dot_product_attention")
+def _sdpa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    out = args[0].dtype
+    f = _compute(out)
+    q, k, v = (b.cast(a, f) for a in args[:3])
+    rank = len(node.inputs[1].shape)
+    kt = b.node("Transpose", [k.name], f, perm=[*range(rank - 2), rank - 1, rank - 2])
+    s = b.elementwise("MatMul", [q, kt])
+    s = b.elementwise("Mul", [s, b.scalar(float(node.attrs["scale"]), f)])
+    never = b.scalar(-np.inf, f)
+    if len(args) == 4:
+        mask = args[3]
+        if mask.dtype is T.bool:
+            s = b.select(mask, s, never)
+        else:
+            s = b.elementwise("Add", [s, b.cast(mask, f)])
+    if node.attrs["is_causal"]:
+        s = b.select(_causal(b, node, q, k), s, never)
+    p = _softmax_last(b, s, node.inputs[1].shape[-2])
+    return b.cast(b.elementwise("MatMul", [p, v]), out)

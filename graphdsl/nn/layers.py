@@ -1,0 +1,484 @@
+"""The layers of ``torch.nn`` (and Hugging Face's ``Conv1D``), with PyTorch's parameter names,
+shapes and layouts, so that a PyTorch checkpoint loads as it is: ``Linear``, ``Conv1D``,
+``Embedding``, ``LayerNorm``, ``RMSNorm``, ``Conv2d``, ``BatchNorm2d``, ``MaxPool2d``,
+``AdaptiveAvgPool2d``, ``MultiheadAttention``, ``MLP`` (torchvision's), and the parameterless
+``ReLU``, ``GELU``, ``SiLU``, ``Tanh``, ``Dropout``, ``Identity``, ``Flatten``.
+
+Images are NCHW and convolution filters OIHW, as PyTorch's. Weights stored transposed
+(``Linear``'s (out, in), ``Conv1D``'s (in, out)) keep that layout: the ops take it as it is.
+Inference only: dropout is the identity, batch norm uses the running statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphdsl import ops
+from graphdsl.dtypes import DType, dtype
+from graphdsl.graph import Symbol
+from graphdsl.nn.module import Module, Parameter, Sequential
+from graphdsl.types import OpTypeError
+
+__all__ = [
+    "GELU",
+    "MLP",
+    "AdaptiveAvgPool2d",
+    "BatchNorm2d",
+    "Conv1D",
+    "Conv2d",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "Identity",
+    "LayerNorm",
+    "Linear",
+    "MaxPool2d",
+    "MultiheadAttention",
+    "RMSNorm",
+    "ReLU",
+    "SiLU",
+    "Tanh",
+]
+
+DTypeLike = DType | str
+
+
+def _pair(v: int | Sequence[int], what: str) -> tuple[int, int]:
+    if isinstance(v, (int, np.integer)):
+        return int(v), int(v)
+    if len(v) != 2:
+        raise OpTypeError(f"{what} must be an int or two ints, got {v!r}")
+    return int(v[0]), int(v[1])
+
+
+def _size(normalized_shape: int | Sequence[int], what: str) -> int:
+    if isinstance(normalized_shape, (int, np.integer)):
+        return int(normalized_shape)
+    if len(normalized_shape) != 1:
+        raise OpTypeError(
+            f"{what} normalizes over the last dimension: give its size (an int or a 1-tuple), "
+            f"got {normalized_shape!r}"
+        )
+    return int(normalized_shape[0])
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``, as ``torch.nn.Linear``: weight (out_features,
+    in_features), bias (out_features,).
+
+    >>> from graphdsl import nn
+    >>> [(n, p.shape) for n, p in nn.Linear(3, 2).named_parameters()]
+    [('weight', (2, 3)), ('bias', (2,))]
+    """
+
+    weight: Any  # a Parameter; in forward, the weight's value
+    bias: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        dt = _dtype(dtype)
+        self.weight = Parameter((out_features, in_features), dt)
+        self.has_bias = bias
+        if bias:
+            self.bias = Parameter((out_features,), dt)
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.linear(x, self.weight, self.bias if self.has_bias else None)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+
+class Conv1D(Module):
+    """Hugging Face's ``Conv1D`` (GPT-2's projections): ``y = x @ weight + bias`` with weight
+    (nx, nf) = (in, out), bias (nf,); its arguments in its order, ``Conv1D(nf, nx)``.
+
+    >>> from graphdsl import nn
+    >>> [(n, p.shape) for n, p in nn.Conv1D(6, 2).named_parameters()]
+    [('weight', (2, 6)), ('bias', (6,))]
+    """
+
+    weight: Any  # a Parameter; in forward, the weight's value
+    bias: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, nf: int, nx: int, dtype: DTypeLike = DType.float32) -> None:
+        super().__init__()
+        self.nf, self.nx = nf, nx
+        self.weight = Parameter((nx, nf), _dtype(dtype))
+        self.bias = Parameter((nf,), _dtype(dtype))
+
+    def forward(self, x: Symbol) -> Symbol:
+        y: Symbol = ops.matmul(x, self.weight) + self.bias
+        return y
+
+    def extra_repr(self) -> str:
+        return f"nf={self.nf}, nx={self.nx}"
+
+
+class Embedding(Module):
+    """Rows of ``weight`` (num_embeddings, embedding_dim) by integer index, as
+    ``torch.nn.Embedding`` (a gather; negative indices count from the end)."""
+
+    weight: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, num_embeddings: int, embedding_dim: int,
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter((num_embeddings, embedding_dim), _dtype(dtype))
+
+    def forward(self, ids: Symbol) -> Symbol:
+        return ops.gather(self.weight, ids)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """``torch.nn.LayerNorm`` over the last dimension (``gd.ops.layer_norm``): weight and
+    bias of its size unless ``elementwise_affine=False`` (or ``bias=False``)."""
+
+    weight: Any  # a Parameter; in forward, the weight's value
+    bias: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True,
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        n = self.size = _size(normalized_shape, "LayerNorm")
+        self.eps = eps
+        self.affine, self.has_bias = elementwise_affine, elementwise_affine and bias
+        self.dt = _dtype(dtype)
+        if self.affine:
+            self.weight = Parameter((n,), self.dt)
+        if self.has_bias:
+            self.bias = Parameter((n,), self.dt)
+
+    def forward(self, x: Symbol) -> Symbol:
+        w = self.weight if self.affine else np.ones(self.size, self.dt.np)
+        b = self.bias if self.has_bias else np.zeros(self.size, self.dt.np)
+        return ops.layer_norm(x, w, b, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"({self.size},), eps={self.eps}"
+
+
+class RMSNorm(Module):
+    """``torch.nn.RMSNorm`` over the last dimension (``gd.ops.rms_norm``); ``eps=None``
+    takes the dtype's machine epsilon, as PyTorch does."""
+
+    weight: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True,
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        n = self.size = _size(normalized_shape, "RMSNorm")
+        self.dt = _dtype(dtype)
+        self.eps = float(np.finfo(np.float32 if self.dt.bits < 32 else self.dt.np).eps
+                         if eps is None else eps)  # fmt: skip
+        self.affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter((n,), self.dt)
+
+    def forward(self, x: Symbol) -> Symbol:
+        w = self.weight if self.affine else np.ones(self.size, self.dt.np)
+        return ops.rms_norm(x, w, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"({self.size},), eps={self.eps}"
+
+
+class Conv2d(Module):
+    """``torch.nn.Conv2d`` on NCHW images: weight (out, in / groups, kh, kw), bias (out,);
+    ``padding`` an int, a pair, ``"valid"`` or ``"same"`` (stride 1), zeros only."""
+
+    weight: Any  # a Parameter; in forward, the weight's value
+    bias: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
+                 stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
+                 dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros",
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        if padding_mode != "zeros":
+            raise OpTypeError(f"Conv2d: padding_mode {padding_mode!r}: only 'zeros' is built")
+        kh, kw = self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride, self.dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+        self.groups, self.has_bias = groups, bias
+        if padding == "valid":
+            self.padding = (0, 0, 0, 0)
+        elif padding == "same":
+            if self.stride != (1, 1):
+                raise OpTypeError("Conv2d: padding='same' needs stride 1, as PyTorch's")
+            th, tw = (d * (k - 1) for d, k in zip(self.dilation, self.kernel_size, strict=True))
+            self.padding = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        elif isinstance(padding, str):
+            raise OpTypeError(f"Conv2d: padding {padding!r}: give ints, 'valid' or 'same'")
+        else:
+            ph, pw = _pair(padding, "padding")
+            self.padding = (ph, ph, pw, pw)
+        dt = _dtype(dtype)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.weight = Parameter((out_channels, in_channels // groups, kh, kw), dt)
+        if bias:
+            self.bias = Parameter((out_channels,), dt)
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.conv2d(x, self.weight, self.stride, self.dilation, self.padding,
+                          self.groups, self.bias if self.has_bias else None,
+                          input_layout="NCHW")  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")  # fmt: skip
+
+
+class BatchNorm2d(Module):
+    """``torch.nn.BatchNorm2d`` in inference (eval) mode on NCHW images: (x - running_mean)
+    / sqrt(running_var + eps) * weight + bias (``gd.ops.batch_norm``), which the ONNX export
+    folds into the convolution it follows. ``num_batches_tracked`` is declared, checked by
+    ``load_state_dict``, and read by no graph."""
+
+    weight: Any  # a Parameter; in forward, the weight's value
+    bias: Any  # a Parameter; in forward, the weight's value
+    running_mean: Any  # a Parameter; in forward, the weight's value
+    running_var: Any  # a Parameter; in forward, the weight's value
+    num_batches_tracked: Any  # a Parameter; in forward, the weight's value
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        if not track_running_stats:
+            raise OpTypeError(
+                "BatchNorm2d(track_running_stats=False) normalizes by each batch's statistics "
+                "even in eval mode; graphdsl builds inference with running statistics only"
+            )
+        dt = _dtype(dtype)
+        self.num_features, self.eps, self.affine = num_features, eps, affine
+        if affine:
+            self.weight = Parameter((num_features,), dt)
+            self.bias = Parameter((num_features,), dt)
+        self.running_mean = Parameter((num_features,), dt)
+        self.running_var = Parameter((num_features,), dt)
+        self.num_batches_tracked = Parameter((), DType.int64, in_graph=False)
+
+    def forward(self, x: Symbol) -> Symbol:
+        gamma, beta = (self.weight, self.bias) if self.affine else (None, None)
+        return ops.batch_norm(x, self.running_mean, self.running_var, gamma, beta, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}"
+
+
+class MaxPool2d(Module):
+    """``torch.nn.MaxPool2d`` on NCHW images (``stride`` defaults to the kernel size)."""
+
+    def __init__(self, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+                 padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+                 ceil_mode: bool = False) -> None:  # fmt: skip
+        super().__init__()
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
+        self.padding, self.dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
+        self.ceil_mode = ceil_mode
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.max_pool2d(x, self.kernel_size, self.stride, self.dilation, self.padding,
+                              self.ceil_mode, input_layout="NCHW")  # fmt: skip
+
+
+class AdaptiveAvgPool2d(Module):
+    """``torch.nn.AdaptiveAvgPool2d`` on NCHW images (``gd.ops.adaptive_avg_pool2d``)."""
+
+    def __init__(self, output_size: int | Sequence[int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.adaptive_avg_pool2d(x, self.output_size)
+
+
+class _Activation(Module):
+    fn: Callable[..., Symbol]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # (inplace= and the like: ignored)
+        super().__init__()
+
+    def forward(self, x: Symbol) -> Symbol:
+        return type(self).fn(x)
+
+
+class ReLU(_Activation):
+    """``torch.nn.ReLU``."""
+
+    fn = staticmethod(ops.relu)
+
+
+class SiLU(_Activation):
+    """``torch.nn.SiLU``."""
+
+    fn = staticmethod(ops.silu)
+
+
+class Tanh(_Activation):
+    """``torch.nn.Tanh``."""
+
+    fn = staticmethod(ops.tanh)
+
+
+class GELU(Module):
+    """``torch.nn.GELU``: ``approximate`` "none" (erf) or "tanh" (GPT-2's ``gelu_new``)."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.gelu(x, approximate=self.approximate)
+
+
+class Identity(Module):
+    """``torch.nn.Identity``: its input (any arguments are ignored)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Symbol) -> Symbol:
+        return x
+
+
+class Dropout(Identity):
+    """``torch.nn.Dropout`` at inference: the identity."""
+
+
+class Flatten(Module):
+    """``torch.nn.Flatten``: axes ``start_dim..end_dim`` merged (default: all but the
+    batch)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Symbol) -> Symbol:
+        return ops.flatten(x, self.start_dim, self.end_dim)
+
+
+class MLP(Sequential):
+    """torchvision's ``ops.MLP``: for each hidden size but the last, Linear, the norm layer
+    (if any), the activation and Dropout; then the last Linear and Dropout, named ``0``,
+    ``1``... as torchvision names them (``0.weight``, ``3.weight``...).
+
+    >>> from graphdsl import nn
+    >>> [n for n, _ in nn.MLP(4, [8, 2]).named_parameters()]
+    ['0.weight', '0.bias', '3.weight', '3.bias']
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: Sequence[int],
+                 norm_layer: Callable[[int], Module] | None = None,
+                 activation_layer: Callable[[], Module] = ReLU, bias: bool = True,
+                 dropout: float = 0.0, dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        layers: list[Module] = []
+        width = in_channels
+        for hidden in hidden_channels[:-1]:
+            layers.append(Linear(width, hidden, bias, dtype))
+            if norm_layer is not None:
+                layers.append(norm_layer(hidden))
+            layers += [activation_layer(), Dropout(dropout)]
+            width = hidden
+        layers += [Linear(width, hidden_channels[-1], bias, dtype), Dropout(dropout)]
+        super().__init__(*layers)
+
+
+class MultiheadAttention(Module):
+    """``torch.nn.MultiheadAttention`` (self- or cross-attention, q, k and v of one width):
+    ``in_proj_weight`` (3E, E), ``in_proj_bias`` (3E,), ``out_proj`` a Linear(E, E).
+    ``forward(query, key, value, key_padding_mask=None, need_weights=False, attn_mask=None,
+    is_causal=False)`` returns ``(output, None)``: the averaged attention weights are not
+    built. Inputs are (L, N, E), or (N, L, E) with ``batch_first=True``. As PyTorch's, a bool
+    ``attn_mask`` or ``key_padding_mask`` is True where attention is *not* allowed (a float
+    one is added); ``is_causal=True`` applies the causal mask."""
+
+    in_proj_weight: Any  # a Parameter; in forward, the weight's value
+    in_proj_bias: Any  # a Parameter; in forward, the weight's value
+
+    subgraph = False  # (its one submodule is out_proj: a layer, not a block)
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 batch_first: bool = False, dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+        super().__init__()
+        if embed_dim % num_heads:
+            raise OpTypeError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        dt = _dtype(dtype)
+        self.embed_dim, self.num_heads, self.batch_first = embed_dim, num_heads, batch_first
+        self.has_bias = bias
+        self.in_proj_weight = Parameter((3 * embed_dim, embed_dim), dt)
+        if bias:
+            self.in_proj_bias = Parameter((3 * embed_dim,), dt)
+        self.out_proj = Linear(embed_dim, embed_dim, bias, dt)
+
+    def forward(self, query: Symbol, key: Symbol, value: Symbol,
+                key_padding_mask: Symbol | None = None, need_weights: bool = False,
+                attn_mask: Symbol | np.ndarray | None = None,
+                is_causal: bool = False) -> tuple[Symbol, None]:  # fmt: skip
+        e, h = self.embed_dim, self.num_heads
+        if not self.batch_first:  # (L, N, E) -> (N, L, E)
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        w: Any = self.in_proj_weight
+        b: Any = self.in_proj_bias if self.has_bias else None
+        parts = []
+        for i, t in enumerate((query, key, value)):
+            wk = w[i * e:(i + 1) * e]
+            bk = None if b is None else b[i * e:(i + 1) * e]
+            y = ops.linear(t, wk, bk)  # (N, L, E) -> (N, heads, L, E / heads)
+            parts.append(y.reshape(y.shape[0], y.shape[1], h, e // h).permute(0, 2, 1, 3))
+        mask = _torch_mask(attn_mask)
+        if key_padding_mask is not None:  # (N, S): True ignores that key for every query
+            pad = _torch_mask(key_padding_mask)
+            assert pad is not None
+            pad = (ops.expand_dims(pad, (1, 2)) if isinstance(pad, Symbol)
+                   else np.expand_dims(pad, (1, 2)))  # fmt: skip
+            mask = pad if mask is None else _combine(mask, pad)
+        q, k, v = parts
+        ctx = ops.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal)
+        n, length = query.shape[0], query.shape[1]
+        out = self.out_proj(ctx.permute(0, 2, 1, 3).reshape(n, length, e))
+        return (out if self.batch_first else out.transpose(0, 1)), None
+
+
+def _torch_mask(mask: Symbol | np.ndarray | None) -> Any:
+    """PyTorch's MultiheadAttention mask as scaled_dot_product_attention takes it: a bool
+    one inverted (True there means "not allowed"), a float one as it is."""
+    if mask is None:
+        return None
+    is_bool = (mask.dtype == DType.bool) if isinstance(mask, Symbol) else (
+        np.asarray(mask).dtype == np.bool_)  # fmt: skip
+    if not is_bool:
+        return mask
+    return ops.logical_not(mask) if isinstance(mask, Symbol) else ~np.asarray(mask)
+
+
+def _combine(a: Any, b: Any) -> Any:
+    """Two sdpa masks as one: both allow (bool), or their sum (float; bool ones as 0/-inf)."""
+    if all(_is_bool(m) for m in (a, b)):
+        return ops.logical_and(a, b)
+    return _as_float(a) + _as_float(b)
+
+
+def _is_bool(m: Any) -> bool:
+    return bool(m.dtype == DType.bool) if isinstance(m, Symbol) else np.asarray(m).dtype == np.bool_
+
+
+def _as_float(m: Any) -> Any:
+    return ops.where(m, 0.0, -np.inf) if _is_bool(m) else m
+
+
+def _dtype(value: DTypeLike) -> DType:
+    return dtype(value)

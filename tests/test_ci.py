@@ -1,0 +1,50 @@
+""".ci/run's two passes: the constraints of the oldest-versions pass are pyproject's bounds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIREMENT = re.compile(r'^\s*"([A-Za-z0-9_.-]+)(?:\[[^]]*\])?\s*(>=|==)\s*([0-9][^",<;]*)')
+
+
+def _bounds(section: str) -> dict[str, str]:
+    """name -> lowest version, of the requirements in pyproject.toml's ``section`` list."""
+    text = (ROOT / "pyproject.toml").read_text()
+    start = text.index(section) + len(section)
+    body = text[start : text.index("]", start)]  # (no requirement names an extra)
+    found = {}
+    for line in body.splitlines():
+        m = REQUIREMENT.match(line)
+        if m:
+            found[m.group(1).lower().replace("_", "-")] = m.group(3).strip()
+    return found
+
+
+def test_the_oldest_versions_pass_pins_pyprojects_bounds() -> None:
+    pins = {}
+    for line in (ROOT / ".ci" / "constraints-min.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    wanted = {**_bounds("dependencies = ["), **_bounds("test = ["), **_bounds("plot = [")}
+    assert "onnxruntime" in wanted and "ruff" in wanted and "matplotlib" in wanted
+    def release(v: str) -> tuple[int, ...]:  # "8" and "8.0.0" are the same release
+        parts = [int(p) for p in v.split(".")]
+        while parts and parts[-1] == 0:
+            parts.pop()
+        return tuple(parts)
+
+    for name, version in wanted.items():
+        assert release(pins.get(name, "-1")) == release(version), name
+    # jaxlib is jax's own pin; nothing else is pinned that pyproject does not bound
+    assert set(pins) - set(wanted) == {"jaxlib"}
+
+
+def test_ci_runs_the_readme_command_then_the_oldest_versions() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    command = "pip install -e '.[test,plot]' && .venv/bin/python -m pytest"
+    assert command in readme and command in ci
+    assert "constraints-min.txt" in ci and "-m 'not lint'" in ci
