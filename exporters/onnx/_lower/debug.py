@@ -24,10 +24,11 @@ def _rebind(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     shape = b.node("Shape", [x.name], T.int64)
     got = b.node("Gather", [shape.name, b.int64s(static)], T.int64, axis=0)
     expected = b.const(np.array([want[k] for k in static], np.int64), T.int64)
+    # 0 or 1 per dimension, reduced in int32 (CUDA's int64 ReduceMax rounds through float64)
     differs = b.cast(b.node("Not", [b.node("Equal", [got.name, expected.name], T.bool).name],
-                            T.bool), T.int64)  # fmt: skip
-    any_bad = b.node("ReduceMax", [differs.name, b.int64s([0])], T.int64, keepdims=0)
-    step = b.node("Sub", [b.const(1, T.int64).name, any_bad.name], T.int64)
+                            T.bool), T.int32)  # fmt: skip
+    any_bad = b.node("ReduceMax", [differs.name, b.int64s([0])], T.int32, keepdims=0)
+    step = b.node("Sub", [b.const(1, T.int64).name, b.cast(any_bad, T.int64).name], T.int64)
     check = b.node("Range", [b.const(0, T.int64).name, b.const(1, T.int64).name, step.name],
                    T.int64, REBIND_CHECK)  # fmt: skip
     zero = b.node("Squeeze", [check.name, b.int64s([0])], T.int64)  # 0, or the run failed
