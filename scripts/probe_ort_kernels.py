@@ -304,7 +304,8 @@ def build_cases() -> list[Case]:
     cases.append(Case("RoiAlign", "RoiAlign", [("x", None, lambda t: arr(np.ones((1, 1, 4, 4)), t)),
                       ("r", None, lambda t: arr([[0, 0, 3, 3]], t)),
                       ("b", "INT64", lambda _: arr([0], "INT64"))],
-                      attrs={"output_height": 2, "output_width": 2}, out_shape=[1, 1, 2, 2]))  # fmt: skip
+                      attrs={"output_height": 2, "output_width": 2},
+                      out_shape=[1, 1, 2, 2]))  # fmt: skip
     for draw in ("RandomUniform", "RandomNormal"):  # no input: the type is an attribute
         cases.append(Case(draw, draw, [], attrs={"dtype": TYPE_ATTR, "shape": [2, 3]},
                           out_shape=[2, 3]))  # fmt: skip
