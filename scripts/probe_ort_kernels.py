@@ -130,7 +130,7 @@ class Case:
     inits: list[onnx.TensorProto] = field(default_factory=list)
     node_inputs: list[str] | None = None  # defaults to input names followed by init names
     extra_outputs: int = 0  # outputs after the first that the op must declare (TopK: indices)
-    out_shape: list[int] | None = None  # needed where the checker expands a function op
+    out_shape: list[int | str] | None = None  # needed where the checker expands a function op
 
 
 A23 = [[1, 2, 3], [4, 5, 6]]
@@ -391,7 +391,7 @@ def build_model(case: Case, t: str) -> onnx.ModelProto:
         names.append(name)
     node_inputs = case.node_inputs or names + [i.name for i in case.inits]
     extra = [f"out{k + 1}" for k in range(case.extra_outputs)]
-    attrs = {k: elem(t) if v == TYPE_ATTR else v for k, v in case.attrs.items()}
+    attrs: dict[str, Any] = {k: elem(t) if v == TYPE_ATTR else v for k, v in case.attrs.items()}
     node = helper.make_node(case.op, node_inputs, ["out", *extra], **attrs)
     out = helper.make_tensor_value_info("out", elem(case.out_type or t), case.out_shape)
     graph = helper.make_graph([node], "probe", ins, [out], initializer=case.inits)
