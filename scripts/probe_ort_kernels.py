@@ -130,7 +130,7 @@ class Case:
     inits: list[onnx.TensorProto] = field(default_factory=list)
     node_inputs: list[str] | None = None  # defaults to input names followed by init names
     extra_outputs: int = 0  # outputs after the first that the op must declare (TopK: indices)
-    out_shape: list[int] | None = None  # needed where the checker expands a function op
+    out_shape: list[int | str] | None = None  # needed where the checker expands a function op
 
 
 A23 = [[1, 2, 3], [4, 5, 6]]
@@ -219,8 +219,8 @@ def build_cases() -> list[Case]:
     cases.append(Case("GatherND", "GatherND", [("x", None, a23),
                       ("i", "INT64", lambda _: arr([[1, 2], [0, 0]], "INT64"))]))  # fmt: skip
     upd = ("u", None, lambda t: a23(t)[:, :2])
-    for red in ("none", "add"):
-        suffix = "" if red == "none" else "_add"
+    for red in ("none", "add", "max", "min", "mul"):
+        suffix = "" if red == "none" else f"_{red}"
         cases.append(
             Case(
                 f"ScatterElements{suffix}",
@@ -296,6 +296,19 @@ def build_cases() -> list[Case]:
         )
     )
     cases.append(Case("Shape", "Shape", x, out_type="INT64"))
+    # graphdsl.max's ops (issue 25): data-dependent NonZero, col2im, RoiAlign, random draws
+    cases.append(Case("NonZero", "NonZero", x, out_type="INT64", out_shape=[2, "n"]))
+    cases.append(Case("Col2Im", "Col2Im", [("x", None, lambda t: arr(np.ones((1, 4, 4)), t))],
+                      inits=[i64("image_shape", [3, 3]), i64("block_shape", [2, 2])],
+                      out_shape=[1, 1, 3, 3]))  # fmt: skip
+    cases.append(Case("RoiAlign", "RoiAlign", [("x", None, lambda t: arr(np.ones((1, 1, 4, 4)), t)),
+                      ("r", None, lambda t: arr([[0, 0, 3, 3]], t)),
+                      ("b", "INT64", lambda _: arr([0], "INT64"))],
+                      attrs={"output_height": 2, "output_width": 2},
+                      out_shape=[1, 1, 2, 2]))  # fmt: skip
+    for draw in ("RandomUniform", "RandomNormal"):  # no input: the type is an attribute
+        cases.append(Case(draw, draw, [], attrs={"dtype": TYPE_ATTR, "shape": [2, 3]},
+                          out_shape=[2, 3]))  # fmt: skip
     cases.extend(vision_cases())
     cases.extend(quant_cases())
     return cases
@@ -366,6 +379,9 @@ def quant_cases() -> list[Case]:
     return cases
 
 
+TYPE_ATTR = "$T"  # an attribute value that stands for the probed element type (dtype=)
+
+
 def build_model(case: Case, t: str) -> onnx.ModelProto:
     ins = []
     names = []
@@ -375,7 +391,8 @@ def build_model(case: Case, t: str) -> onnx.ModelProto:
         names.append(name)
     node_inputs = case.node_inputs or names + [i.name for i in case.inits]
     extra = [f"out{k + 1}" for k in range(case.extra_outputs)]
-    node = helper.make_node(case.op, node_inputs, ["out", *extra], **case.attrs)
+    attrs: dict[str, Any] = {k: elem(t) if v == TYPE_ATTR else v for k, v in case.attrs.items()}
+    node = helper.make_node(case.op, node_inputs, ["out", *extra], **attrs)
     out = helper.make_tensor_value_info("out", elem(case.out_type or t), case.out_shape)
     graph = helper.make_graph([node], "probe", ins, [out], initializer=case.inits)
     return helper.make_model(

@@ -47,8 +47,15 @@ from max.driver import CPU  # type: ignore[import-not-found, unused-ignore]
 from max.dtype import DType  # type: ignore[import-not-found, unused-ignore]
 from max.engine import InferenceSession  # type: ignore[import-not-found, unused-ignore]
 from max.graph import (  # type: ignore[import-not-found, unused-ignore]
+    AlgebraicDim,
+    BufferType,
+    BufferValue,
     DeviceRef,
+    Dim,
     Graph,
+    Shape,
+    StaticDim,
+    SymbolicDim,
     TensorType,
     TensorValue,
     ops,
@@ -1031,6 +1038,927 @@ def record_programs(version: str) -> JSON:
 
 
 # --------------------------------------------------------------------------------------------
+# 4. the API oracle: types, dims, DType, ops' result types and the exceptions of bad calls
+# --------------------------------------------------------------------------------------------
+
+# An input spec: "<dtype short name>[<dims>]" with an optional "@gpu"; "buf:" makes a
+# BufferType input. Sources see the inputs as a, b, c, d (``.tensor`` / ``.buffer``).
+SHORT_TO_DTYPE: dict[str, str] = {v: k for k, v in SHORT.items()}
+
+# (kind, subject, inputs, source). kind is one of "types", "dims", "dtype", "ops", "errors":
+# "errors" cases are calls MAX is expected to refuse (the recorded result says what it did).
+ApiCase = tuple[str, str, list[str], str]
+
+TT = "TensorType(DType.float32, [3, 3], DeviceRef.CPU())"
+TYPE_CASES: list[ApiCase] = [
+    ("types", "TensorType", [], TT),
+    ("types", "TensorType", [], f"{TT} == TensorType(DType.float32, [3, 3], DeviceRef.CPU())"),
+    ("types", "TensorType", [], f"{TT} == TensorType(DType.float32, [3, 3], DeviceRef.GPU())"),
+    ("types", "TensorType", [], f"{TT} == TensorType(DType.float16, [3, 3], DeviceRef.CPU())"),
+    ("types", "TensorType", [], f"{TT} == TensorType(DType.float32, [3, 'n'], DeviceRef.CPU())"),
+    ("types", "TensorType", [], f"hash({TT}) == hash(TensorType(DType.float32, (3, 3), cpu))"),
+    ("types", "TensorType", [], f"{TT}.shape"),
+    ("types", "TensorType", [], f"{TT}.rank"),
+    ("types", "TensorType", [], f"{TT}.dtype"),
+    ("types", "TensorType", [], f"{TT}.device"),
+    ("types", "TensorType", [], f"{TT}.num_elements()"),
+    ("types", "TensorType", [], "TensorType(DType.int8, ['n', 2], cpu).num_elements()"),
+    ("types", "TensorType", [], f"{TT}.cast(DType.int8)"),
+    ("types", "TensorType", [], f"{TT}.as_buffer()"),
+    ("types", "TensorType", [], f"list({TT}.parameters)"),
+    ("types", "TensorType", [], "list(TensorType(DType.int8, ['n', 'm', 2], cpu).parameters)"),
+    ("types", "TensorType", [], "TensorType(DType.float32, [-1], cpu)"),
+    ("types", "TensorType", [], "TensorType(DType.float32, [1.5], cpu)"),
+    ("types", "TensorType", [], "TensorType(DType.float32, ['1n'], cpu)"),
+    ("types", "TensorType", [], "TensorType(DType.float32, [], cpu)"),
+    ("types", "TensorType", [], "TensorType(DType.float32, [Dim('n') + 1], cpu)"),
+    ("types", "TensorType", [], "str(TensorType(DType.bfloat16, ['n', 2], gpu))"),
+    ("types", "BufferType", [], "BufferType(DType.int32, [2, 'n'], cpu)"),
+    ("types", "BufferType", [], "BufferType(DType.int32, [2], cpu).as_tensor()"),
+    (
+        "types",
+        "BufferType",
+        [],
+        "BufferType(DType.int32, [2], cpu) == BufferType(DType.int32, [2], cpu)",
+    ),
+    (
+        "types",
+        "BufferType",
+        [],
+        "BufferType(DType.int32, [2], cpu) == TensorType(DType.int32, [2], cpu)",
+    ),
+    ("types", "BufferType", [], "BufferType(DType.int32, [2], cpu).rank"),
+    ("types", "DeviceRef", [], "DeviceRef.GPU(1)"),
+    ("types", "DeviceRef", [], "DeviceRef('gpu', 2)"),
+    ("types", "DeviceRef", [], "DeviceRef.CPU() == DeviceRef.CPU(0)"),
+    ("types", "DeviceRef", [], "DeviceRef.CPU() == DeviceRef.GPU()"),
+    ("types", "DeviceRef", [], "DeviceRef.GPU(-3)"),
+    ("types", "DeviceRef", [], "DeviceRef('tpu')"),
+    ("types", "DeviceRef", [], "DeviceRef.GPU().is_gpu()"),
+    ("types", "DeviceRef", [], "str(DeviceRef.CPU())"),
+    ("types", "Shape", [], "Shape([1, 'x'])"),
+    ("types", "Shape", [], "Shape([1, 'x']) == [1, 'x']"),
+    ("types", "Shape", [], "Shape([1, 'x']) == [1, 'y']"),
+    ("types", "Shape", [], "Shape([1, 2]) == (1, 2)"),
+    ("types", "Shape", [], "Shape([1, 'x']).rank"),
+    ("types", "Shape", [], "Shape([1, 'x', 3]).static_dims"),
+    ("types", "Shape", [], "Shape.is_static(Shape([1, 2]))"),
+    ("types", "Shape", [], "Shape.is_static(Shape([1, 'x']))"),
+    ("types", "Shape", [], "list(Shape([Dim('x') * 2, 'y', 3]).parameters)"),
+    ("types", "Shape", [], "Shape([1.5])"),
+    ("types", "Shape", [], "isinstance(Shape([1]), list)"),
+    ("types", "Shape", [], "Shape([1, 2])[1]"),
+    ("types", "Shape", [], "Shape([1, 2, 3])[1:]"),
+    ("types", "Shape", [], "len(Shape([1, 2, 3]))"),
+    ("types", "Shape", [], "Shape()"),
+    ("types", "TensorValue.type", ["f32[2,3]"], "a.type"),
+    (
+        "types",
+        "TensorValue.type",
+        ["f32[2,3]"],
+        "a.type == TensorType(DType.float32, [2, 3], DeviceRef.CPU())",
+    ),
+    (
+        "types",
+        "TensorValue.type",
+        ["f32[2,3]@gpu"],
+        "a.type == TensorType(DType.float32, [2, 3], DeviceRef.CPU())",
+    ),
+    ("types", "TensorValue.shape", ["f32[2,3]"], "a.shape"),
+    ("types", "TensorValue.shape", ["f32[2,3]"], "a.shape == [2, 3]"),
+    ("types", "TensorValue.shape", ["f32[2,n]"], "a.shape == [2, 'n']"),
+    ("types", "TensorValue.shape", ["f32[2,n]"], "a.shape[1]"),
+    ("types", "TensorValue.shape", ["f32[2,n]"], "type(a.shape).__name__"),
+    ("types", "TensorValue.shape", ["f32[2,n]"], "a.shape.static_dims"),
+    ("types", "TensorValue.dtype", ["i8[2]"], "a.dtype"),
+    ("types", "TensorValue.dtype", ["i8[2]"], "a.dtype == DType.int8"),
+    ("types", "TensorValue.device", ["f32[2]@gpu"], "a.device"),
+    ("types", "TensorValue.rank", ["f32[2,3,4]"], "a.rank"),
+    ("types", "TensorValue", ["f32[2,3]"], "(a + 1).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.T.type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.cast(DType.int8).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.to(gpu).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.reshape([3, 2]).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.reshape([-1]).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.flatten().type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.permute([1, 0]).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.transpose(0, 1).type"),
+    ("types", "TensorValue", ["f32[1,3]"], "a.broadcast_to([4, 3]).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.max().type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.argmax(axis=0).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.mean(0).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.var().type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.stdev().type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.min().type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.rebind([2, 3]).type"),
+    ("types", "TensorValue", ["f32[n,3]"], "a.rebind(['m', 3]).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a[0].type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a[:, 1:].type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a[..., None].type"),
+    ("types", "TensorValue", ["f32[2,3]"], "isinstance(a, TensorValue)"),
+    ("types", "TensorValue", ["f32[2,3]"], "TensorValue(a).type"),
+    ("types", "TensorValue", ["f32[2,3]"], "a.print()"),
+    ("types", "Graph", ["f32[2,3]", "i32[n]"], "[v.type for v in g.inputs]"),
+    ("types", "Graph", ["f32[2,3]"], "list(g.device_chains)"),
+    ("types", "Graph", ["buf:f32[2,3]"], "g.inputs[0].type"),
+    ("types", "Graph", ["buf:f32[2,3]"], "a.shape"),
+    ("types", "Graph", ["buf:f32[2,3]"], "a.dtype"),
+]
+
+DIM_CASES: list[ApiCase] = [
+    ("dims", "Dim", [], src)
+    for src in [
+        "Dim(3)",
+        "Dim('x')",
+        "Dim(np.int64(4))",
+        "Dim(Dim(3))",
+        "Dim(-1)",
+        "Dim(1.5)",
+        "Dim('1a')",
+        "Dim(2**63)",
+        "Dim(-2**63)",
+        "Dim(True)",
+        "StaticDim(3)",
+        "SymbolicDim('n')",
+        "SymbolicDim(3)",
+        "StaticDim('n')",
+        "isinstance(Dim(3), Dim)",
+        "isinstance(Dim(3), StaticDim)",
+        "isinstance(Dim('x'), SymbolicDim)",
+        "isinstance(Dim('x') + 1, AlgebraicDim)",
+        "type(Dim | int).__name__",
+        "Dim(3) == 3",
+        "Dim(3) == Dim(3)",
+        "Dim(3) == 4",
+        "Dim(3) == '3'",
+        "Dim('x') == 'x'",
+        "Dim('x') == Dim('x')",
+        "Dim('x') == Dim('y')",
+        "Dim('x') != 'y'",
+        "Dim(3) != 3",
+        "hash(Dim(3)) == hash(3)",
+        "hash(Dim('x')) == hash(Dim('x'))",
+        "len({Dim('x'), Dim('x'), Dim('y')})",
+        "{Dim(3): 1}[3]",
+        "Dim(3) < 4",
+        "Dim(3) < Dim(4)",
+        "Dim(3) > 2",
+        "Dim(3) <= 3",
+        "sorted([Dim(3), Dim(1), Dim(2)])",
+        "int(Dim(3))",
+        "int(Dim('x'))",
+        "[1, 2, 3][Dim(1)]",
+        "str(Dim(3))",
+        "str(Dim('x'))",
+        "repr(Dim('x'))",
+        "Dim(3) + 4",
+        "Dim(3) * 4",
+        "Dim(7) // 2",
+        "Dim(7) - 10",
+        "4 - Dim(3)",
+        "-Dim(3)",
+        "Dim(3) + Dim(4)",
+        "Dim(5) - Dim(2)",
+        "Dim(3) // 0",
+        "Dim(3) + 1.5",
+        "Dim(3) + 'x'",
+        "Dim('x') + 1",
+        "Dim('x') + 1 + 1",
+        "1 + Dim('x')",
+        "Dim('x') * 2",
+        "2 * Dim('x')",
+        "Dim('x') * Dim('y')",
+        "Dim('y') * Dim('x')",
+        "Dim('x') + Dim('y')",
+        "Dim('y') + Dim('x')",
+        "Dim('x') - 1",
+        "-Dim('x')",
+        "Dim('x') - Dim('x')",
+        "Dim('x') * 0",
+        "Dim('x') * 1",
+        "Dim('x') + 0",
+        "Dim('x') // 2",
+        "(Dim('x') + 2) // 2",
+        "Dim('x') * 2 // 2",
+        "Dim('x') // 1",
+        "(Dim('x') * 4) // 2",
+        "2 * Dim('x') + 3 * Dim('y')",
+        "(Dim('x') + 1) * 2",
+        "Dim('x') * (Dim('y') + 1)",
+        "Dim(3) * Dim('x')",
+        "Dim('x') * Dim('x')",
+        "(Dim('x') + 1) * (Dim('y') + 1)",
+        "Dim('x') // Dim('y')",
+        "Dim('x') - 1 + 1",
+        "(Dim('x') - 1) + 1 == Dim('x')",
+        "Dim('x') + 1 == 1 + Dim('x')",
+        "Dim('x') * 2 == 2 * Dim('x')",
+        "Dim('x') + Dim('y') == Dim('y') + Dim('x')",
+        "Dim('x') + 1 == Dim('x') + 2",
+        "Dim('x') + 1 - Dim('x')",
+        "(Dim('x') + 1) // 1",
+        "Dim('x') * 3 // 3",
+        "-(Dim('x') + 1)",
+        "Dim('x') - Dim('y')",
+        "3 - Dim('x')",
+        "Dim('x') // 2 * 2",
+        "Dim('x') + 'y'",
+        "Dim('x') * 'y'",
+        "Dim('x') + 1.5",
+        "Dim('x') // 0",
+        "str(Dim('x') + 1)",
+        "str(Dim('x') * 2 + Dim('y'))",
+        "int(Dim('x') + 1)",
+        "hash(Dim('x') + 1) == hash(1 + Dim('x'))",
+        "list((Dim('x') * Dim('y') + 1).parameters)",
+        "list(Dim(3).parameters)",
+        "list(Dim('x').parameters)",
+        "(Dim('x') + 1).substitute({'x': 4})",
+        "Dim('x').substitute({'x': 'y'})",
+        "(Dim('x') * Dim('y')).substitute({'x': 2})",
+        "Dim(3).substitute({'x': 2})",
+        "Dim('x') < 3",
+        "Dim('x') == 3",
+    ]
+] + [
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a.shape[0] + 1"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a.shape[0] * a.shape[1]"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a[:-1].shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a[1:].shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a[::2].shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a[1:-1].shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "a[:2].shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.reshape(a, [-1]).shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.concat([a, a], axis=0).shape"),
+    ("dims", "TensorValue.shape", ["f32[n,m]"], "ops.concat([a, a], axis=1).shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.flatten(a).shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.tile(a, [2, 1]).shape"),
+    (
+        "dims",
+        "TensorValue.shape",
+        ["f32[n,3]"],
+        "ops.range(0, a.shape[0], 1, dtype=DType.int64, device=cpu).shape",
+    ),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.repeat_interleave(a, 2, axis=0).shape"),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.pad(a, [1, 2, 0, 0]).shape"),
+    (
+        "dims",
+        "TensorValue.shape",
+        ["f32[n,3]"],
+        "ops.split(a, [1, a.shape[0] - 1], axis=0)[1].shape",
+    ),
+    ("dims", "TensorValue.shape", ["f32[n,3]"], "ops.shape_to_tensor(a.shape).shape"),
+    ("dims", "TensorValue.shape", ["f32[1,n,n,8]"], "ops.max_pool2d(a, (2, 2), stride=2).shape"),
+    (
+        "dims",
+        "TensorValue.shape",
+        ["f32[1,n,n,8]"],
+        "ops.conv2d(a, ops.constant(np.zeros((3, 3, 8, 4), np.float32), device=cpu)).shape",
+    ),
+]
+
+DTYPE_METHODS: list[str] = [
+    "is_float()",
+    "is_integral()",
+    "is_signed_integral()",
+    "is_unsigned_integral()",
+    "is_float8()",
+    "is_half()",
+    "size_in_bits",
+    "size_in_bytes",
+    "align",
+    "to_numpy()",
+    "name",
+]
+
+
+def dtype_cases(names: list[str]) -> list[ApiCase]:
+    cases: list[ApiCase] = []
+    for n in names:
+        cases += [("dtype", n, [], f"DType.{n}.{m}") for m in DTYPE_METHODS]
+        cases += [("dtype", n, [], f"repr(DType.{n})"), ("dtype", n, [], f"str(DType.{n})")]
+    cases += [
+        ("dtype", "DType", [], src)
+        for src in [
+            "DType.from_numpy(np.dtype('float32'))",
+            "DType.from_numpy(np.float64)",
+            "DType.from_numpy(np.dtype('complex64'))",
+            "DType.from_numpy(np.dtype('int8'))",
+            "DType('f32')",
+            "DType('bf16')",
+            "DType('si64')",
+            "DType('float32')",
+            "DType['int8']",
+            "len(list(DType))",
+            "[d.name for d in DType]",
+            "DType.float32 == DType.float32",
+            "DType.float32 == DType.float16",
+            "DType.float32 is DType['float32']",
+            "isinstance(DType.int8, DType)",
+        ]
+    ]
+    return cases
+
+
+X23 = ["f32[2,3]"]
+OP_CASES: list[ApiCase] = (
+    [
+        # elementwise and the ops.elementwise submodule
+        ("ops", "add", ["f32[2,3]", "f32[3]"], "ops.add(a, b)"),
+        ("ops", "add", ["f32[2,1]", "f32[1,4]"], "ops.add(a, b)"),
+        ("ops", "add", ["i32[n]", "i32[n]"], "ops.add(a, b)"),
+        ("ops", "add", ["f32[n,1]", "f32[1,m]"], "ops.add(a, b)"),
+        ("ops", "sub", ["i8[2]", "i8[2]"], "ops.sub(a, b)"),
+        ("ops", "mul", ["bf16[2]", "bf16[2]"], "ops.mul(a, b)"),
+        ("ops", "div", ["i32[2]", "i32[2]"], "ops.div(a, b)"),
+        ("ops", "floor_div", ["f32[2]", "f32[2]"], "ops.floor_div(a, b)"),
+        ("ops", "mod", ["i64[2]", "i64[2]"], "ops.mod(a, b)"),
+        ("ops", "pow", ["f32[2]", "f32[2]"], "ops.pow(a, b)"),
+        ("ops", "max", ["f32[2,3]", "f32[2,3]"], "ops.max(a, b)"),
+        ("ops", "min", ["f32[2,3]", "f32[2,3]"], "ops.min(a, b)"),
+        ("ops", "equal", ["f32[2]", "f32[2]"], "ops.equal(a, b)"),
+        ("ops", "not_equal", ["i32[2]", "i32[2]"], "ops.not_equal(a, b)"),
+        ("ops", "greater", ["f32[2]", "f32[2]"], "ops.greater(a, b)"),
+        ("ops", "greater_equal", ["f32[2]", "f32[2]"], "ops.greater_equal(a, b)"),
+        ("ops", "logical_and", ["b[2]", "b[2]"], "ops.logical_and(a, b)"),
+        ("ops", "logical_or", ["b[2]", "b[2]"], "ops.logical_or(a, b)"),
+        ("ops", "logical_xor", ["b[2]", "b[2]"], "ops.logical_xor(a, b)"),
+        ("ops", "logical_not", ["b[2]"], "ops.logical_not(a)"),
+        ("ops", "where", ["b[2,3]", "f32[2,3]", "f32[3]"], "ops.where(a, b, c)"),
+        ("ops", "matmul", ["f32[2,3]", "f32[3,4]"], "ops.matmul(a, b)"),
+        ("ops", "matmul", ["f32[5,2,3]", "f32[3,4]"], "ops.matmul(a, b)"),
+        ("ops", "matmul", ["f32[n,2,3]", "f32[n,3,4]"], "ops.matmul(a, b)"),
+        ("ops", "outer", ["f32[3]", "f32[4]"], "ops.outer(a, b)"),
+        ("ops", "cast", X23, "ops.cast(a, DType.int8)"),
+        ("ops", "cast", X23, "ops.cast(a, DType.float8_e4m3fnuz)"),
+        ("ops", "cast", X23, "ops.cast(a, DType.float4_e2m1fn)"),
+        ("ops", "elementwise", X23, "ops.elementwise.add(a, a)"),
+        ("ops", "elementwise", X23, "ops.elementwise.exp(a)"),
+        ("ops", "elementwise", X23, "ops.elementwise.max(a, a)"),
+        ("ops", "reduction", X23, "ops.reduction.sum(a)"),
+        ("ops", "reduction", X23, "ops.reduction.max(a, axis=0)"),
+        ("ops", "reduction", X23, "ops.reduction.argmin(a, axis=0)"),
+    ]
+    + [
+        ("ops", name, ["f32[2,3]"], f"ops.{name}(a)")
+        for name in [
+            "abs",
+            "acos",
+            "atanh",
+            "ceil",
+            "cos",
+            "erf",
+            "exp",
+            "floor",
+            "gelu",
+            "is_inf",
+            "is_nan",
+            "log",
+            "log1p",
+            "negate",
+            "relu",
+            "round",
+            "rsqrt",
+            "sigmoid",
+            "silu",
+            "sin",
+            "softmax",
+            "logsoftmax",
+            "sqrt",
+            "tanh",
+            "trunc",
+            "sum",
+            "mean",
+            "prod",
+            "max",
+            "min",
+            "argmax",
+            "argmin",
+            "cumsum",
+        ]
+    ]
+    + [
+        ("ops", "sum", ["f32[2,3]"], "ops.sum(a, axis=0)"),
+        ("ops", "mean", ["f32[n,3]"], "ops.mean(a, axis=0)"),
+        ("ops", "argmax", ["i32[2,3]"], "ops.argmax(a, axis=-2)"),
+        ("ops", "cumsum", ["i32[2,3]"], "ops.cumsum(a, axis=0, exclusive=True, reverse=True)"),
+        ("ops", "argsort", ["f32[5]"], "ops.argsort(a, ascending=False)"),
+        ("ops", "top_k", ["f32[2,5]"], "ops.top_k(a, 2)"),
+        ("ops", "top_k", ["f32[5,2]"], "ops.top_k(a, 3, axis=0)"),
+        ("ops", "bottom_k", ["f32[2,5]"], "ops.bottom_k(a, 2)"),
+        ("ops", "bottom_k", ["i32[5,2]"], "ops.bottom_k(a, 3, axis=0)"),
+        # shapes
+        ("ops", "reshape", X23, "ops.reshape(a, [3, 2])"),
+        ("ops", "reshape", X23, "ops.reshape(a, [-1, 1])"),
+        ("ops", "reshape", ["f32[n,3]"], "ops.reshape(a, ['n', 3, 1])"),
+        ("ops", "flatten", ["f32[2,3,4]"], "ops.flatten(a, 1)"),
+        ("ops", "transpose", ["f32[2,3,4]"], "ops.transpose(a, 0, 2)"),
+        ("ops", "permute", ["f32[2,3,4]"], "ops.permute(a, [2, 0, 1])"),
+        ("ops", "broadcast_to", ["f32[3]"], "ops.broadcast_to(a, [2, 3])"),
+        ("ops", "broadcast_to", ["f32[3]"], "ops.broadcast_to(a, ['n', 3])"),
+        ("ops", "squeeze", ["f32[2,1]"], "ops.squeeze(a, 1)"),
+        ("ops", "unsqueeze", ["f32[2]"], "ops.unsqueeze(a, -1)"),
+        ("ops", "concat", ["f32[2,3]", "f32[4,3]"], "ops.concat([a, b])"),
+        ("ops", "concat", ["f32[2,3]", "f32[2,n]"], "ops.concat([a, b], axis=1)"),
+        ("ops", "stack", ["f32[2,3]", "f32[2,3]"], "ops.stack([a, b], axis=1)"),
+        ("ops", "split", ["f32[5,3]"], "ops.split(a, [2, 3])"),
+        ("ops", "chunk", ["f32[6,3]"], "ops.chunk(a, 3)"),
+        ("ops", "chunk", ["f32[7,3]"], "ops.chunk(a, 3)"),
+        ("ops", "tile", X23, "ops.tile(a, [2, 2])"),
+        ("ops", "repeat_interleave", X23, "ops.repeat_interleave(a, 2, axis=1)"),
+        ("ops", "repeat_interleave", X23, "ops.repeat_interleave(a, 2)"),
+        ("ops", "pad", X23, "ops.pad(a, [1, 1, 0, 2])"),
+        ("ops", "band_part", ["f32[3,3]"], "ops.band_part(a, 0, None)"),
+        ("ops", "shape_to_tensor", [], "ops.shape_to_tensor([2, 3])"),
+        ("ops", "slice_tensor", ["f32[4,3]"], "ops.slice_tensor(a, [slice(1, 3), 0])"),
+        ("ops", "slice_tensor", ["f32[4,3]"], "a[1:3, None, -1]"),
+        ("ops", "slice_tensor", ["f32[4,3]"], "a[::-1]"),
+        ("ops", "slice_tensor", ["f32[4,3]"], "a[..., 1]"),
+        ("ops", "slice_tensor", ["f32[4,3]", "i64[]"], "a[b]"),
+        ("ops", "slice_tensor", ["f32[4,3]", "i64[]"], "a[b:]"),
+        ("ops", "slice_tensor", ["f32[4,3]", "i64[]"], "a[:b]"),
+        (
+            "ops",
+            "slice_tensor",
+            ["f32[4,3]", "i64[]"],
+            "ops.slice_tensor(a, [(slice(b, None), 'k')])",
+        ),
+        ("ops", "slice_tensor", ["f32[n,3]"], "a[:-1]"),
+        ("ops", "slice_tensor", ["f32[n,3]"], "a[(slice(1, None), 'm')]"),
+        # indexing
+        ("ops", "gather", ["f32[4,3]", "i64[2,2]"], "ops.gather(a, b, axis=0)"),
+        ("ops", "gather", ["f32[4,3]", "i32[5]"], "ops.gather(a, b, axis=1)"),
+        ("ops", "gather_nd", ["f32[4,3]", "i64[2,2]"], "ops.gather_nd(a, b)"),
+        ("ops", "scatter", ["f32[4,3]", "f32[4,1]", "i64[4,1]"], "ops.scatter(a, b, c, axis=1)"),
+        (
+            "ops",
+            "scatter_add",
+            ["f32[4,3]", "f32[4,1]", "i64[4,1]"],
+            "ops.scatter_add(a, b, c, axis=1)",
+        ),
+        (
+            "ops",
+            "scatter_max",
+            ["f32[4,3]", "f32[4,1]", "i64[4,1]"],
+            "ops.scatter_max(a, b, c, axis=1)",
+        ),
+        (
+            "ops",
+            "scatter_min",
+            ["i32[4,3]", "i32[2,3]", "i64[2,3]"],
+            "ops.scatter_min(a, b, c, axis=0)",
+        ),
+        ("ops", "scatter_mul", ["f32[4,3]", "f32[4,1]", "i64[4,1]"], "ops.scatter_mul(a, b, c)"),
+        ("ops", "scatter_nd", ["f32[4,3]", "f32[2,3]", "i64[2,1]"], "ops.scatter_nd(a, b, c)"),
+        (
+            "ops",
+            "scatter_nd_add",
+            ["f32[4,3]", "f32[2]", "i64[2,2]"],
+            "ops.scatter_nd_add(a, b, c)",
+        ),
+        (
+            "ops",
+            "scatter_nd_max",
+            ["f32[4,3]", "f32[2,3]", "i64[2,1]"],
+            "ops.scatter_nd_max(a, b, c)",
+        ),
+        (
+            "ops",
+            "scatter_nd_min",
+            ["f32[4,3]", "f32[2]", "i64[2,2]"],
+            "ops.scatter_nd_min(a, b, c)",
+        ),
+        (
+            "ops",
+            "scatter_nd_mul",
+            ["i64[4,3]", "i64[2,3]", "i64[2,1]"],
+            "ops.scatter_nd_mul(a, b, c)",
+        ),
+        ("ops", "masked_scatter", ["f32[4]", "b[4]", "f32[4]"], "ops.masked_scatter(a, b, c, 'k')"),
+        ("ops", "nonzero", ["f32[5]"], "ops.nonzero(a, 'nz')"),
+        ("ops", "nonzero", ["i32[2,3]"], "ops.nonzero(a, 'nz')"),
+        ("ops", "nonzero", ["b[2,3,4]"], "ops.nonzero(a, 'count')"),
+        ("ops", "range", [], "ops.range(0, 5, 2, dtype=DType.int32, device=cpu)"),
+        ("ops", "range", [], "ops.range(0, 6, 2, dtype=DType.int32, device=cpu)"),
+        ("ops", "range", [], "ops.range(5, 0, -2, dtype=DType.int64, device=cpu)"),
+        ("ops", "range", [], "ops.range(0.5, 2, 0.5, dtype=DType.float32, device=cpu)"),
+        ("ops", "range", [], "ops.range(0, 1, 0.3, dtype=DType.float64, device=cpu)"),
+        ("ops", "range", [], "ops.range(0, 2**62, 2**61 + 1, dtype=DType.int64, device=cpu)"),
+        ("ops", "range", [], "ops.range(-2**63, 2**63 - 1, 2**62, dtype=DType.int64, device=cpu)"),
+        ("ops", "range", [], "ops.range(0, 10, 3, dtype=DType.int8, device=gpu)"),
+        (
+            "ops",
+            "range",
+            ["i64[]", "i64[]"],
+            "ops.range(a, b, 1, out_dim='k', dtype=DType.int64, device=cpu)",
+        ),
+        ("ops", "range", ["i32[]"], "ops.range(0, a, 1, out_dim=4, dtype=DType.int32, device=cpu)"),
+        # nn
+        ("ops", "layer_norm", ["f32[2,4]", "f32[4]", "f32[4]"], "ops.layer_norm(a, b, c, 1e-5)"),
+        ("ops", "rms_norm", ["f32[2,4]", "f32[4]"], "ops.rms_norm(a, b, 1e-6)"),
+        (
+            "ops",
+            "group_norm",
+            ["f32[2,4,3]", "f32[4]", "f32[4]"],
+            "ops.group_norm(a, b, c, 2, 1e-5)",
+        ),
+        ("ops", "conv2d", ["f32[1,5,5,2]", "f32[3,3,2,4]"], "ops.conv2d(a, b)"),
+        (
+            "ops",
+            "conv2d",
+            ["f32[1,5,5,2]", "f32[3,3,2,4]"],
+            "ops.conv2d(a, b, stride=(2, 2), padding=(1, 1, 1, 1))",
+        ),
+        ("ops", "conv2d", ["f32[1,5,5,c]", "f32[3,3,c,4]"], "ops.conv2d(a, b)"),
+        (
+            "ops",
+            "conv2d",
+            ["f32[1,6,6,3]", "f32[3,3,3,16]"],
+            "ops.conv2d(a, b, padding=(1, 1, 1, 1))",
+        ),
+        ("ops", "conv2d_transpose", ["f32[1,5,5,2]", "f32[3,3,4,2]"], "ops.conv2d_transpose(a, b)"),
+        ("ops", "conv3d", ["f32[1,4,4,4,2]", "f32[2,2,2,2,3]"], "ops.conv3d(a, b)"),
+        ("ops", "max_pool2d", ["f32[1,4,4,2]"], "ops.max_pool2d(a, (2, 2), stride=2)"),
+        (
+            "ops",
+            "avg_pool2d",
+            ["f32[1,5,5,2]"],
+            "ops.avg_pool2d(a, (3, 3), stride=2, ceil_mode=True)",
+        ),
+        ("ops", "resize", ["f32[1,2,4,4]"], "ops.resize(a, [1, 2, 8, 8])"),
+        ("ops", "resize_linear", ["f32[1,2,4,4]"], "ops.resize_linear(a, [1, 2, 2, 2])"),
+        ("ops", "resize_nearest", ["f32[1,2,4,4]"], "ops.resize_nearest(a, [1, 2, 8, 8])"),
+        ("ops", "resize_bicubic", ["f32[1,2,4,4]"], "ops.resize_bicubic(a, [1, 2, 6, 6])"),
+        ("ops", "fold", ["f32[1,8,9]"], "ops.fold(a, (4, 4), (2, 2))"),
+        ("ops", "fold", ["f32[2,12,4]"], "ops.fold(a, (5, 5), (2, 2), stride=2, padding=0)"),
+        ("ops", "roi_align", ["f32[1,8,8,2]", "f32[3,5]"], "ops.roi_align(a, b, 2, 2)"),
+        (
+            "ops",
+            "roi_align",
+            ["f32[1,8,8,2]", "f32[3,5]"],
+            "ops.roi_align(a, b, 3, 2, 0.5, 2, True, 'MAX')",
+        ),
+        ("ops", "hann_window", [], "ops.hann_window(5, cpu)"),
+        ("ops", "hann_window", [], "ops.hann_window(6, gpu, periodic=False, dtype=DType.float64)"),
+        ("ops", "hann_window", [], "ops.hann_window(0, cpu)"),
+        ("ops", "irfft", ["f32[2,5]@gpu"], "ops.irfft(a, 8)"),
+        ("ops", "irfft", ["f32[2,5]@gpu"], "ops.irfft(a)"),
+        ("ops", "irfft", ["f32[2,5,2]@gpu"], "ops.irfft(a, 8, input_is_complex=True)"),
+        ("ops", "irfft", ["f32[2,5]"], "ops.irfft(a, 8)"),
+        ("ops", "complex", ["f32[2,6]"], "ops.as_interleaved_complex(a)"),
+        ("ops", "complex", ["f32[2,6]"], "ops.complex.as_interleaved_complex(a)"),
+        ("ops", "complex", ["f32[2,3,2]", "f32[2,3,2]"], "ops.complex.mul(a, b)"),
+        (
+            "ops",
+            "random",
+            [],
+            "(ops.random.set_seed(0), ops.random.uniform(TensorType(DType.float32, [2, 3], cpu)))"
+            "[1]",
+        ),
+        (
+            "ops",
+            "random",
+            [],
+            "(ops.random.set_seed(0), ops.random.normal(TensorType(DType.float32, [4], cpu), 1.0, "
+            "2.0))[1]",
+        ),
+        (
+            "ops",
+            "random",
+            [],
+            "(ops.random.set_seed(3), ops.random.gaussian(TensorType(DType.float16, [2], cpu)))[1]",
+        ),
+        ("ops", "random", [], "ops.random.uniform(TensorType(DType.float32, [2, 3], cpu))"),
+        # control flow, calls, devices, constants, debug
+        (
+            "ops",
+            "cond",
+            ["b[]", "f32[2]"],
+            "ops.cond(a, [TensorType(DType.float32, [2], cpu)], lambda: b + 1, lambda: b)",
+        ),
+        ("ops", "cond", ["b[]"], "ops.cond(a, None, lambda: None, lambda: None)"),
+        ("ops", "while_loop", ["i32[]"], "ops.while_loop(a, lambda v: v < 10, lambda v: v + 1)"),
+        (
+            "ops",
+            "while_loop",
+            ["i32[]", "f32[2]"],
+            "ops.while_loop([a, b], lambda v, w: v < 10, lambda v, w: [v + 1, w * 2])",
+        ),
+        (
+            "ops",
+            "while_loop",
+            [],
+            "ops.while_loop([], lambda: ops.constant(False, DType.bool, cpu), lambda: [])",
+        ),
+        (
+            "ops",
+            "call",
+            ["f32[2]"],
+            "ops.call(g.add_subgraph('s', lambda v: v * 2, input_types=[TensorType(DType.float32, "
+            "[2], cpu)]), a)",
+        ),
+        ("ops", "transfer_to", ["f32[2]"], "ops.transfer_to(a, gpu)"),
+        ("ops", "assert_same_device", ["f32[2]", "f32[2]"], "ops.assert_same_device(a, b)"),
+        ("ops", "constant", [], "ops.constant(np.ones((2, 3), np.float32), device=cpu)"),
+        ("ops", "constant", [], "ops.constant(3, DType.int8, gpu)"),
+        ("ops", "constant", [], "ops.constant([[1, 2]], DType.float16, cpu)"),
+        (
+            "ops",
+            "constant_external",
+            [],
+            "ops.constant_external('w', TensorType(DType.float32, [2], cpu))",
+        ),
+        ("ops", "print", ["f32[2]"], "ops.print(a)"),
+        ("ops", "print", [], "ops.print('hello')"),
+        ("ops", "rebind", ["f32[n,3]"], "ops.rebind(a, [4, 3])"),
+        ("ops", "rebind", ["f32[n,3]"], "ops.rebind(a, ['m', 3], message='bad')"),
+        ("ops", "buffer", ["buf:f32[2,3]"], "ops.buffer_load(a)"),
+        ("ops", "buffer", ["buf:f32[2,3]", "f32[2,3]"], "ops.buffer_store(a, b)"),
+        ("ops", "buffer", ["buf:f32[2,3]", "f32[3]"], "ops.buffer_store_slice(a, b, [0])"),
+        (
+            "ops",
+            "buffer",
+            ["buf:f32[2,3]", "f32[2,1]"],
+            "ops.buffer_store_slice(a, b, [slice(None), slice(1, 2)])",
+        ),
+        ("ops", "buffer", [], "ops.buffer_create(BufferType(DType.float32, [2], cpu))"),
+        ("ops", "buffer", ["buf:f32[2,3]"], "a[0]"),
+        ("ops", "buffer", ["buf:i32[4]"], "(a[...] + 1).type"),
+    ]
+)
+
+ERROR_CASES: list[ApiCase] = [
+    # bad axes
+    ("errors", "sum", X23, "ops.sum(a, axis=5)"),
+    ("errors", "sum", X23, "ops.sum(a, axis=-3)"),
+    ("errors", "argmax", X23, "ops.argmax(a, axis=2)"),
+    ("errors", "softmax", X23, "ops.softmax(a, axis=2)"),
+    ("errors", "cumsum", X23, "ops.cumsum(a, axis=2)"),
+    ("errors", "transpose", X23, "ops.transpose(a, 0, 2)"),
+    ("errors", "permute", X23, "ops.permute(a, [0, 2])"),
+    ("errors", "permute", X23, "ops.permute(a, [0, 0])"),
+    ("errors", "squeeze", X23, "ops.squeeze(a, 3)"),
+    ("errors", "squeeze", X23, "ops.squeeze(a, 0)"),
+    ("errors", "unsqueeze", X23, "ops.unsqueeze(a, 4)"),
+    ("errors", "concat", ["f32[2,3]", "f32[2,3]"], "ops.concat([a, b], axis=2)"),
+    ("errors", "stack", ["f32[2,3]", "f32[2,3]"], "ops.stack([a, b], axis=4)"),
+    ("errors", "split", X23, "ops.split(a, [1, 1], axis=3)"),
+    ("errors", "chunk", X23, "ops.chunk(a, 2, axis=3)"),
+    ("errors", "gather", ["f32[4,3]", "i64[2]"], "ops.gather(a, b, axis=2)"),
+    ("errors", "top_k", X23, "ops.top_k(a, 2, axis=2)"),
+    ("errors", "top_k", X23, "ops.top_k(a, 5)"),
+    ("errors", "bottom_k", X23, "ops.bottom_k(a, 2, axis=-3)"),
+    ("errors", "flatten", X23, "ops.flatten(a, 3)"),
+    ("errors", "argsort", X23, "ops.argsort(a)"),
+    ("errors", "scatter", ["f32[4,3]", "f32[4,1]", "i64[4,1]"], "ops.scatter(a, b, c, axis=2)"),
+    (
+        "errors",
+        "scatter_max",
+        ["f32[4,3]", "f32[4,1]", "i64[4,1]"],
+        "ops.scatter_max(a, b, c, axis=2)",
+    ),
+    ("errors", "getitem", X23, "a[5]"),
+    ("errors", "getitem", X23, "a[0, 0, 0]"),
+    ("errors", "getitem", X23, "a[-3]"),
+    ("errors", "TensorValue.max", X23, "a.max(axis=3)"),
+    ("errors", "TensorValue.transpose", X23, "a.transpose(0, 5)"),
+    ("errors", "repeat_interleave", X23, "ops.repeat_interleave(a, 2, axis=3)"),
+    ("errors", "nonzero", ["f32[]"], "ops.nonzero(a, 'nz')"),
+    ("errors", "band_part", ["f32[3]"], "ops.band_part(a, 0, 0)"),
+    # mismatched devices
+    ("errors", "add", ["f32[2]", "f32[2]@gpu"], "a + b"),
+    ("errors", "add", ["f32[2]", "f32[2]@gpu"], "ops.add(a, b)"),
+    ("errors", "matmul", ["f32[2,2]", "f32[2,2]@gpu"], "a @ b"),
+    ("errors", "concat", ["f32[2]", "f32[2]@gpu"], "ops.concat([a, b])"),
+    ("errors", "stack", ["f32[2]", "f32[2]@gpu"], "ops.stack([a, b])"),
+    ("errors", "where", ["b[2]", "f32[2]", "f32[2]@gpu"], "ops.where(a, b, c)"),
+    ("errors", "gather", ["f32[4]", "i64[2]@gpu"], "ops.gather(a, b, 0)"),
+    ("errors", "assert_same_device", ["f32[2]", "f32[2]@gpu"], "ops.assert_same_device(a, b)"),
+    ("errors", "scatter", ["f32[4,3]", "f32[4,1]@gpu", "i64[4,1]"], "ops.scatter(a, b, c, axis=1)"),
+    ("errors", "layer_norm", ["f32[2,4]", "f32[4]@gpu", "f32[4]"], "ops.layer_norm(a, b, c, 1e-5)"),
+    # dtypes
+    ("errors", "stack", ["i32[2]", "f32[2]"], "ops.stack([a, b])"),
+    ("errors", "concat", ["i32[2]", "f32[2]"], "ops.concat([a, b])"),
+    ("errors", "gather", ["f32[4]", "f32[2]"], "ops.gather(a, b, 0)"),
+    ("errors", "where", ["i32[2]", "f32[2]", "f32[2]"], "ops.where(a, b, c)"),
+    ("errors", "logical_and", ["i32[2]", "i32[2]"], "ops.logical_and(a, b)"),
+    ("errors", "logical_not", ["i32[2]"], "ops.logical_not(a)"),
+    ("errors", "cond", ["i32[]"], "ops.cond(a, None, lambda: None, lambda: None)"),
+    ("errors", "scatter", ["f32[4,3]", "i32[4,1]", "i64[4,1]"], "ops.scatter(a, b, c, axis=1)"),
+    ("errors", "scatter_nd", ["f32[4,3]", "f32[2,3]", "f32[2,1]"], "ops.scatter_nd(a, b, c)"),
+    ("errors", "top_k", ["b[4]"], "ops.top_k(a, 2)"),
+    ("errors", "nonzero", ["f32[4]"], "ops.nonzero(a, 1.5)"),
+    ("errors", "matmul", ["i32[2,2]", "f32[2,2]"], "ops.matmul(a, b)"),
+    ("errors", "layer_norm", ["f32[2,4]", "f16[4]", "f32[4]"], "ops.layer_norm(a, b, c, 1e-5)"),
+    ("errors", "hann_window", [], "ops.hann_window(4, cpu, dtype=DType.int32)"),
+    ("errors", "range", [], "ops.range(0, 5, 1, dtype=DType.bool, device=cpu)"),
+    ("errors", "while_loop", ["i32[]"], "ops.while_loop(a, lambda v: v, lambda v: v + 1)"),
+    (
+        "errors",
+        "while_loop",
+        ["i32[]"],
+        "ops.while_loop(a, lambda v: v < 3, lambda v: v.cast(DType.int64))",
+    ),
+    (
+        "errors",
+        "cond",
+        ["b[]", "f32[2]"],
+        "ops.cond(a, [TensorType(DType.float16, [2], cpu)], lambda: b, lambda: b)",
+    ),
+    # ranks and shapes
+    ("errors", "matmul", ["f32[2,3]", "f32[4,5]"], "ops.matmul(a, b)"),
+    ("errors", "matmul", ["f32[3]", "f32[3]"], "ops.matmul(a, b)"),
+    ("errors", "add", ["f32[2,3]", "f32[4]"], "ops.add(a, b)"),
+    ("errors", "add", ["f32[n]", "f32[m]"], "ops.add(a, b)"),
+    ("errors", "reshape", X23, "ops.reshape(a, [4, 2])"),
+    ("errors", "reshape", X23, "ops.reshape(a, [-1, -1])"),
+    ("errors", "broadcast_to", X23, "ops.broadcast_to(a, [3])"),
+    ("errors", "broadcast_to", X23, "ops.broadcast_to(a, [2, 4])"),
+    ("errors", "concat", ["f32[2,3]", "f32[2,4]"], "ops.concat([a, b])"),
+    ("errors", "concat", ["f32[2,3]", "f32[2]"], "ops.concat([a, b])"),
+    ("errors", "stack", ["f32[2,3]", "f32[3,2]"], "ops.stack([a, b])"),
+    ("errors", "split", X23, "ops.split(a, [1, 2])"),
+    ("errors", "chunk", X23, "ops.chunk(a, 0)"),
+    ("errors", "conv2d", ["f32[5,5,2]", "f32[3,3,2,4]"], "ops.conv2d(a, b)"),
+    ("errors", "conv2d", ["f32[1,5,5,2]", "f32[3,3,3,4]"], "ops.conv2d(a, b)"),
+    ("errors", "layer_norm", ["f32[2,4]", "f32[3]", "f32[3]"], "ops.layer_norm(a, b, c, 1e-5)"),
+    ("errors", "gather_nd", ["f32[4,3]", "i64[2,3]"], "ops.gather_nd(a, b)"),
+    ("errors", "outer", ["f32[2,3]", "f32[3]"], "ops.outer(a, b)"),
+    ("errors", "pad", X23, "ops.pad(a, [1, 1])"),
+    ("errors", "pad", X23, "ops.pad(a, [-1, 0, 0, 0])"),
+    ("errors", "tile", X23, "ops.tile(a, [2])"),
+    ("errors", "band_part", ["f32[3,3]"], "ops.band_part(a, -2, 0)"),
+    ("errors", "fold", ["f32[1,8,9]"], "ops.fold(a, (4, 4), (3, 3))"),
+    ("errors", "fold", ["f32[8,9]"], "ops.fold(a, (4, 4), (2, 2))"),
+    ("errors", "roi_align", ["f32[1,8,8,2]", "f32[3,4]"], "ops.roi_align(a, b, 2, 2)"),
+    ("errors", "roi_align", ["f32[1,8,8,2]", "f32[3,5]"], "ops.roi_align(a, b, 2, 2, mode='SUM')"),
+    ("errors", "rebind", ["f32[n,3]"], "ops.rebind(a, [4])"),
+    ("errors", "as_interleaved_complex", ["f32[2,5]"], "ops.as_interleaved_complex(a)"),
+    ("errors", "irfft", ["f32[2,5,3]@gpu"], "ops.irfft(a, 8, input_is_complex=True)"),
+    ("errors", "hann_window", [], "ops.hann_window(-1, cpu)"),
+    ("errors", "resize", ["f32[1,2,4,4]"], "ops.resize(a, [1, 2, 8])"),
+    ("errors", "max_pool2d", ["f32[4,4,2]"], "ops.max_pool2d(a, (2, 2))"),
+    ("errors", "buffer_store", ["buf:f32[2,3]", "f32[3,2]"], "ops.buffer_store(a, b)"),
+    ("errors", "buffer_store", ["buf:f32[2,3]", "i32[2,3]"], "ops.buffer_store(a, b)"),
+    ("errors", "rebind", ["f32[n,3]"], "ops.rebind(a, [4, 4])"),
+    # empty inputs and bad arguments
+    ("errors", "concat", [], "ops.concat([])"),
+    ("errors", "stack", [], "ops.stack([])"),
+    ("errors", "split", X23, "ops.split(a, [])"),
+    ("errors", "top_k", X23, "ops.top_k(a, -1)"),
+    ("errors", "top_k", X23, "ops.top_k(a, 0)"),
+    ("errors", "range", [], "ops.range(0, 5, 0, dtype=DType.int32, device=cpu)"),
+    ("errors", "range", ["i32[]"], "ops.range(0, a, 1, dtype=DType.int32, device=cpu)"),
+    ("errors", "range", [], "ops.range(0, 5, dtype=DType.int32, device=cpu, out_dim=4)"),
+    ("errors", "constant", [], "ops.constant(1, DType.int32)"),
+    ("errors", "constant", [], "ops.constant([[1], [2, 3]], DType.int32, cpu)"),
+    ("errors", "constant", [], "ops.constant(300, DType.int8, cpu)"),
+    ("errors", "repeat_interleave", X23, "ops.repeat_interleave(a, -1)"),
+    (
+        "errors",
+        "while_loop",
+        [],
+        "ops.while_loop([], lambda: ops.constant(False, DType.bool, cpu), lambda: [])",
+    ),
+    ("errors", "cond", ["b[2]"], "ops.cond(a, None, lambda: None, lambda: None)"),
+    ("errors", "random", [], "ops.random.uniform(TensorType(DType.int32, [2], cpu))"),
+    (
+        "errors",
+        "call",
+        ["f32[2]", "f32[3]"],
+        "ops.call(g.add_subgraph('s2', lambda v: v * 2, input_types=[TensorType(DType.float32, "
+        "[2], cpu)]), b)",
+    ),
+    (
+        "errors",
+        "Graph",
+        [],
+        "Graph('bad', input_types=[TensorType(DType.float32, [Dim('x') + 1], cpu)])",
+    ),
+    ("errors", "TensorValue", ["f32[2,3]"], "len(a)"),
+    ("errors", "TensorValue", ["f32[2,3]"], "bool(a)"),
+    ("errors", "TensorValue", ["f32[2,3]"], "list(a)"),
+    ("errors", "TensorValue", ["f32[2,3]"], "a.reshape([7])"),
+    ("errors", "TensorValue", ["b[2]"], "a.var()"),
+]
+
+
+def parse_input(spec: str) -> Any:
+    """An input spec ("f32[2,n]@gpu", "buf:i32[4]") as MAX's TensorType or BufferType."""
+    buffer = spec.startswith("buf:")
+    body = spec.removeprefix("buf:")
+    device = DeviceRef.GPU() if body.endswith("@gpu") else DeviceRef.CPU()
+    body = body.removesuffix("@gpu")
+    short, dims = body[:-1].split("[")
+    shape = [int(d) if d.lstrip("-").isdigit() else d for d in dims.split(",") if d]
+    dtype = getattr(DType, SHORT_TO_DTYPE[short])
+    return (BufferType if buffer else TensorType)(dtype, shape, device)
+
+
+def nearest_builtin(exc: BaseException) -> str:
+    """The first builtin exception class in the MRO of ``exc``'s type."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == "builtins":
+            return cls.__name__
+    return "BaseException"
+
+
+def describe_value(v: Any) -> JSON:
+    """A result as JSON: tensors by dtype, shape (dim reprs) and device; others by type/repr."""
+    if isinstance(v, TensorValue | BufferValue):
+        return {
+            "value": "buffer" if isinstance(v, BufferValue) else "tensor",
+            "dtype": dname(v.dtype),
+            "shape": [repr(d) for d in v.shape],
+            "device": str(v.device),
+        }
+    if isinstance(v, TensorType | BufferType):
+        return {
+            "value": type(v).__name__,
+            "dtype": dname(v.dtype),
+            "shape": [repr(d) for d in v.shape],
+            "device": str(v.device),
+        }
+    if isinstance(v, Shape):
+        return {"value": "Shape", "dims": [repr(d) for d in v]}
+    if isinstance(v, Dim):
+        return {"value": type(v).__name__, "repr": clean(repr(v))}
+    if isinstance(v, list | tuple):
+        return {"value": type(v).__name__, "items": [describe_value(u) for u in v]}
+    if isinstance(v, DType):
+        return {"value": "DType", "name": dname(v)}
+    if isinstance(v, DeviceRef):
+        return {"value": "DeviceRef", "repr": str(v)}
+    if isinstance(v, np.dtype):
+        return {"value": "numpy.dtype", "repr": str(v)}
+    if v is None or isinstance(v, bool | int | str):
+        return {"value": type(v).__name__, "repr": repr(v)}
+    return {"value": type(v).__name__, "repr": clean(repr(v))}
+
+
+def run_api_case(inputs: list[str], source: str) -> JSON:
+    """Build a graph with ``inputs`` and evaluate ``source`` in it: the result or the error."""
+    try:
+        types = [parse_input(s) for s in inputs]
+        with Graph("api", input_types=types) as g:
+            env: dict[str, Any] = {
+                "ops": ops, "np": np, "DType": DType, "DeviceRef": DeviceRef,
+                "TensorType": TensorType, "BufferType": BufferType, "Shape": Shape,
+                "Dim": Dim, "StaticDim": StaticDim, "SymbolicDim": SymbolicDim,
+                "AlgebraicDim": AlgebraicDim, "TensorValue": TensorValue,
+                "BufferValue": BufferValue, "Graph": Graph, "g": g,
+                "cpu": DeviceRef.CPU(), "gpu": DeviceRef.GPU(),
+            }  # fmt: skip
+            for name, value in zip("abcd", g.inputs, strict=False):
+                env[name] = value.buffer if isinstance(value, BufferValue) else value.tensor
+            return {"result": describe_value(eval(source, env))}
+    except Exception as exc:
+        return {
+            "error": type(exc).__name__,
+            "builtin": nearest_builtin(exc),
+            "message": first_line(exc),
+        }
+
+
+def record_api(version: str) -> JSON:
+    names = [dname(d) for d in ALL_DTYPES]
+    cases = TYPE_CASES + DIM_CASES + dtype_cases(names) + OP_CASES + ERROR_CASES
+    out: list[JSON] = []
+    for kind, subject, inputs, source in cases:
+        out.append(
+            {"kind": kind, "subject": subject, "inputs": inputs, "source": source}
+            | run_api_case(inputs, source)
+        )
+    public = {
+        "max.graph": sorted(n for n in dir(sys.modules["max.graph"]) if not n.startswith("_")),
+        "max.graph.ops": sorted(n for n in dir(ops) if not n.startswith("_")),
+        "max.graph.ops.random": sorted(n for n in dir(ops.random) if not n.startswith("_")),
+        "max.graph.ops.complex": sorted(n for n in dir(ops.complex) if not n.startswith("_")),
+        "max.graph.ops.elementwise": sorted(
+            n for n in dir(ops.elementwise) if not n.startswith("_")
+        ),
+        "max.graph.ops.reduction": sorted(n for n in dir(ops.reduction) if not n.startswith("_")),
+        "DType": [dname(d) for d in ALL_DTYPES],
+    }
+    return {
+        "version": version,
+        "conventions": {
+            "cases": "each case builds Graph('api', input_types=inputs) and evaluates source "
+            "with the inputs as a, b, c, d (.tensor, or .buffer for 'buf:' inputs); result: "
+            "tensors as dtype, shape (repr of each Dim) and device, other values by type and "
+            "repr; error: the exception's class, its nearest builtin base class and the first "
+            "line of its message",
+            "inputs": "'<dtype short name>[<dims>]' with '@gpu' for DeviceRef.GPU() and 'buf:' "
+            "for a BufferType; short names as in max_graph_promotion.json",
+            "kinds": "types, dims, dtype, ops (calls expected to build) and errors (calls "
+            "expected to be refused); the record says what MAX did",
+        },
+        "public_names": public,
+        "cases": out,
+    }
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def write(path: Path, payload: JSON) -> None:
@@ -1054,6 +1982,12 @@ def main() -> int:
         else:
             skipped[dname(d)] = why
     DATA.mkdir(parents=True, exist_ok=True)
+    if "--api-only" in sys.argv[1:]:
+        print("recording the API oracle ...", file=sys.stderr)
+        write(DATA / "max_graph_api.json", record_api(version))
+        return 0
+    print("recording the API oracle ...", file=sys.stderr)
+    write(DATA / "max_graph_api.json", record_api(version))
     print("recording ops ...", file=sys.stderr)
     write(DATA / "max_graph_ops.json", record_ops(version))
     print("recording promotion ...", file=sys.stderr)

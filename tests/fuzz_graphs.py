@@ -100,6 +100,11 @@ VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d"
 QUANT_OPS = ["quantize", "dequantize", "qmatmul"]
 LAYER_OPS = ["linear", "batch_norm", "adaptive_avg_pool2d", "scaled_dot_product_attention"]
 CONTROL_OPS = ["cond", "while_loop", "call"]
+# the ops graphdsl.max added (issue 25): tests/fuzz_graphs.py's _max_extra_step
+MAX_EXTRA_OPS = ["bottom_k", "scatter_max", "scatter_min", "scatter_mul", "scatter_nd_max",
+                 "scatter_nd_min", "scatter_nd_mul", "nonzero", "rebind", "dynamic_slice",
+                 "dynamic_range", "fold", "roi_align", "random_uniform",
+                 "random_normal"]  # fmt: skip
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "silu",
@@ -968,6 +973,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "quant":
         _quant_step(b, op)
         return
+    if family == "max_extra":
+        _max_extra_step(b, op)
+        return
     if family == "layers":
         _layers_step(b, op)
         return
@@ -1714,6 +1722,7 @@ FAMILY: dict[str, str] = {
     "where": "where", "matmul": "matmul", "softmax": "softmax", "cast": "cast",
     "implicit_cast": "implicit_cast",
 }  # fmt: skip
+FAMILY.update({op: "max_extra" for op in MAX_EXTRA_OPS})
 # every op equally likely (casts twice as likely), drawn uniformly (Builder.pick_uniform);
 # float mean, softmax and the other statistics are order-dependent: moderate cases only
 STEP_OPS = [*FAMILY, "cast"]
@@ -1778,3 +1787,104 @@ def fuzz_cases(draw: st.DrawFn, max_steps: int = 8, first_op: str | None = None)
         b.lines.append(f"rebound = random_inputs(g, seed={seed + 1}, moderate={moderate}, "
                        f"n={n2})")  # fmt: skip
     return FuzzCase(g, inputs, "\n".join(b.lines), moderate, b.ops, rebound)
+
+
+def _max_extra_step(b: _Builder, op: str) -> None:
+    """The ops graphdsl.max added, on exact values of static shape: bottom_k like top_k; the
+    combining scatters with the value as its own updates (repeated indices combine in
+    order); nonzero; rebind to the value's own shape; a slice and a range with tensor bounds
+    (constants); fold of float64 values (exact there; float32's Col2Im sums in its own
+    order). roi_align and the random draws are inexact or random by design: they are drawn
+    for export and run, and the graph keeps what is exact of them (their values are finite,
+    the uniform ones within their bounds)."""
+    if op in ("random_uniform", "random_normal"):
+        d = b.pick([T.float16, T.float32, T.float64])
+        shape = (b.pick([1, 2, 3]), b.pick([1, 4]))
+        seed = b.draw(st.integers(0, 2**31 - 1))
+        with b.g:  # (no operand: it builds in the graph of the with block)
+            u = (gd.ops.random_uniform if op == "random_uniform" else gd.ops.random_normal)(
+                shape, d, -1.0 if op == "random_uniform" else 0.0,
+                2.0 if op == "random_uniform" else 1.0, seed=seed)  # fmt: skip
+        if op == "random_uniform":
+            b.add(gd.ops.greater_equal(u, -1.0),
+                  f"gd.ops.greater_equal(gd.ops.random_uniform({shape}, gd.{d.name}, -1.0, 2.0, "
+                  f"seed={seed}), -1.0)")  # fmt: skip
+        else:
+            b.add(gd.ops.is_nan(u), f"gd.ops.is_nan(gd.ops.random_normal({shape}, gd.{d.name}, "
+                                    f"0.0, 1.0, seed={seed}))")  # fmt: skip
+        b.ops.append(op)  # (the value added is the check of the draw)
+        return
+
+    def fits(v: _Value) -> bool:
+        shape = v.sym.shape
+        static = bool(shape) and all(isinstance(n, int) and n > 0 for n in shape)
+        if op == "fold":
+            return static and v.sym.dtype is T.float64 and int(np.prod(shape)) % 4 == 0
+        if op == "roi_align":
+            return static and v.sym.dtype.is_float and v.sym.rank == 3
+        if op.startswith("scatter") and v.sym.dtype is T.bool:
+            return False
+        return static
+
+    a = b.value(exact=True, where=fits)
+    if a is None:
+        assume(False)
+        return
+    s, code = a.sym, a.code
+    shape = [int(n) for n in s.shape]
+    rng = np.random.default_rng(b.draw(st.integers(0, 2**32 - 1)))
+    if op == "bottom_k":
+        axis = b.draw(st.integers(-s.rank, s.rank - 1))
+        # k >= 1: an empty result reaches ops that refuse empty inputs (the reference's
+        # nearest resize of an empty axis raises IndexError: a core issue, reported)
+        k = b.draw(st.integers(1, shape[axis]))
+        values, indices = gd.ops.bottom_k(s, k, axis=axis)
+        b.add(values, f"gd.ops.bottom_k({code}, {k}, axis={axis})[0]")
+        b.add(indices, f"gd.ops.bottom_k({code}, {k}, axis={axis})[1]")
+    elif op in ("scatter_max", "scatter_min", "scatter_mul"):
+        axis = b.draw(st.integers(0, s.rank - 1))
+        idx = rng.integers(-shape[axis], shape[axis], size=shape).astype(np.int64)
+        b.add(getattr(gd.ops, op)(s, s, idx, axis=axis),
+              f"gd.ops.{op}({code}, {code}, np.array({idx.tolist()}), axis={axis})")  # fmt: skip
+    elif op.startswith("scatter_nd"):
+        idx = rng.integers(-shape[0], shape[0], size=(shape[0], 1)).astype(np.int64)
+        b.add(getattr(gd.ops, op)(s, s, idx),
+              f"gd.ops.{op}({code}, {code}, np.array({idx.tolist()}))")  # fmt: skip
+    elif op == "nonzero":  # summed over the count (known when the model runs): a static shape
+        b.add(gd.ops.sum(gd.ops.nonzero(s, "nz"), axis=0),
+              f"gd.ops.sum(gd.ops.nonzero({code}, 'nz'), axis=0)")
+        b.ops.append(op)
+    elif op == "rebind":
+        b.add(gd.ops.rebind(s, shape), f"gd.ops.rebind({code}, {shape})")
+    elif op == "dynamic_slice":
+        axis = b.draw(st.integers(0, s.rank - 1))
+        lo, hi = b.draw(st.integers(-4, 4)), b.draw(st.integers(-4, 6))
+        step = b.draw(st.integers(1, 3))
+        n = len(range(*slice(lo, hi, step).indices(shape[axis])))  # (given as the out_dim)
+        b.add(gd.ops.dynamic_slice(s, axis, np.int64(lo), np.int64(hi), np.int64(step), n),
+              f"gd.ops.dynamic_slice({code}, {axis}, np.int64({lo}), np.int64({hi}), "
+              f"np.int64({step}), {n})")  # fmt: skip
+    elif op == "dynamic_range":
+        d = b.pick([T.int32, T.int64, T.float32, T.float64])
+        lo, hi = b.draw(st.integers(-5, 5)), b.draw(st.integers(-5, 5))
+        step = b.pick([1, 2, -1, -3])
+        n = len(range(lo, hi, step))
+        with b.g:  # (no Symbol operand: it builds in the graph of the with block)
+            r = gd.ops.dynamic_range(np.int64(lo), np.int64(hi), np.int64(step), n, dtype=d)
+        b.add(r, f"gd.ops.dynamic_range(np.int64({lo}), np.int64({hi}), np.int64({step}), {n}, "
+                 f"dtype=gd.{d.name})")  # fmt: skip
+    elif op == "fold":
+        blocks = int(np.prod(shape)) // 4
+        x = gd.ops.reshape(s, (1, 4, blocks))
+        b.add(gd.ops.fold(x, (2, blocks + 1), (2, 2)),
+              f"gd.ops.fold(gd.ops.reshape({code}, (1, 4, {blocks})), (2, {blocks + 1}), (2, 2))")
+    else:  # roi_align: a smoke draw (its float32 bilinear sums are not exact), over a ramp
+        # image of the value's dtype and shape and a region of it; what is exact of it: the
+        # results are finite
+        img = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(1, *shape)
+        rois = np.array([[0, 0.0, 0.0, float(shape[1]), float(shape[0])]], s.dtype.np)
+        with b.g:  # (no Symbol operand: it builds in the graph of the with block)
+            pooled = gd.ops.roi_align(img.astype(s.dtype.np), rois, 2, 2, 1.0, 2)
+        b.add(gd.ops.is_inf(pooled), "gd.ops.is_inf(gd.ops.roi_align(<ramp image>, "
+                                     f"{rois.tolist()}, 2, 2, 1.0, 2))")  # fmt: skip
+        b.ops.append(op)

@@ -439,3 +439,43 @@ def all_cases() -> list[tuple[str, DType]]:
 
 def describe(x: Any) -> str:
     return np.array2string(np.asarray(x), threshold=20)
+
+
+def _max_cases() -> dict[str, tuple[int, Build]]:
+    """The ops graphdsl.max added (issue 25): combining scatters (repeated indices), bottom_k,
+    nonzero, rebind, slices and ranges with tensor bounds, fold."""
+    i64 = np.int64
+    cols = np.array([[1, -4, 3, 0], [3, 0, 0, 1]], i64)  # a column repeated: they combine
+    rows = np.array([[4], [4], [0]], i64)
+    ops: dict[str, tuple[int, Build]] = {}
+    for kind in ("max", "min", "mul"):
+        fn = getattr(gd.ops, f"scatter_{kind}")
+        nd = getattr(gd.ops, f"scatter_nd_{kind}")
+        ops[f"scatter_{kind}"] = (2, lambda s, fn=fn: fn(s[0], s[1][:2], cols, axis=1))
+        ops[f"scatter_nd_{kind}"] = (2, lambda s, nd=nd: nd(s[0], s[1][:3], rows))
+    ops["bottom_k"] = (1, lambda s: gd.ops.bottom_k(s[0], 3)[0])
+    ops["bottom_k_indices"] = (1, lambda s: gd.ops.bottom_k(s[0], 3)[1])
+    ops["bottom_k_axis0_all"] = (1, lambda s: gd.ops.bottom_k(s[0], 6, axis=0)[0])
+    ops["nonzero"] = (1, lambda s: gd.ops.nonzero(s[0], "count"))
+    ops["rebind"] = (1, lambda s: gd.ops.rebind(s[0], [6, "w"]))
+    ops["dynamic_slice"] = (1, lambda s: gd.ops.dynamic_slice(s[0], 0, i64(1), i64(5), i64(2), "k"))
+    ops["dynamic_range"] = (1, lambda s: gd.ops.dynamic_range(i64(2), i64(-7), i64(-3), "k",
+                                                              dtype=s[0].dtype) + s[0][0, 0])
+    ops["fold"] = (1, lambda s: gd.ops.fold(gd.ops.reshape(s[0], (1, 4, 6)), (3, 4), (2, 2)))
+    # roi_align sampling each pixel once (half-pixel, one sample per bin of one pixel): the
+    # image back, exactly (a NaN or inf beside a pixel makes it NaN in both: 0 * inf)
+    whole = np.array([[0, 0, 0, 4, 6]], np.float32)
+    ops["roi_align"] = (1, lambda s: gd.ops.roi_align(
+        gd.ops.reshape(s[0], (1, 6, 4, 1)), gd.ops.cast(whole, s[0].dtype), 6, 4, 1.0, 1, True))
+    # random draws: the reference's and onnxruntime's differ (graphdsl/ops/random.py); what
+    # both must give exactly is that the draws are within bounds and not NaN
+    ops["random_uniform"] = (1, lambda s: gd.ops.greater_equal(
+        gd.ops.random_uniform(SHAPE, s[0].dtype, -1.0, 2.0, seed=3), -1.0) & (s[0] == s[0]))
+    ops["random_normal"] = (1, lambda s: gd.ops.is_nan(
+        gd.ops.random_normal(SHAPE, s[0].dtype, 0.0, 1.0, seed=5)) | (s[0] != s[0]))
+    return ops
+
+
+CASES.update(_max_cases())
+WINDOW_TERMS["fold"] = 4  # each output sums up to 4 block entries
+ORDER_DEPENDENT.add("fold")

@@ -114,13 +114,19 @@ def test_cpu_provenance() -> None:
     # measured on an onnxruntime that pyproject.toml admits (onnxruntime>=1.31)
     measured = tuple(int(p) for p in prov["onnxruntime"].split(".")[:2])
     assert measured >= (1, 31) and prov["onnx"] == "1.23.2"
-    # float Mod with fmod=0 is invalid; the add-scatters refuse float16/bfloat16 and cubic
-    # Resize refuses integers at run time
+    # float Mod with fmod=0 is invalid; the reducing scatters refuse some types (bool for max
+    # and min, float16 and bfloat16) and cubic Resize refuses integers at run time
     assert prov["excluded_run_errors"] == [
         "Mod[FLOAT16]", "Mod[FLOAT]", "Mod[DOUBLE]",
         "Resize_cubic[INT8]", "Resize_cubic[INT32]", "Resize_cubic[UINT8]",
         "ScatterElements_add[FLOAT16]", "ScatterElements_add[BFLOAT16]",
+        "ScatterElements_max[BOOL]", "ScatterElements_max[BFLOAT16]",
+        "ScatterElements_min[BOOL]", "ScatterElements_min[BFLOAT16]",
+        "ScatterElements_mul[FLOAT16]", "ScatterElements_mul[BFLOAT16]",
         "ScatterND_add[FLOAT16]", "ScatterND_add[BFLOAT16]",
+        "ScatterND_max[BOOL]", "ScatterND_max[FLOAT16]", "ScatterND_max[BFLOAT16]",
+        "ScatterND_min[BOOL]", "ScatterND_min[FLOAT16]", "ScatterND_min[BFLOAT16]",
+        "ScatterND_mul[FLOAT16]", "ScatterND_mul[BFLOAT16]",
     ]  # fmt: skip
     assert prov["notes"] and all(isinstance(n, str) for n in prov["notes"])
 

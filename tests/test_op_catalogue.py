@@ -29,7 +29,7 @@ COMPOSITES = {
 }  # fmt: skip
 FAMILIES = ["activation", "cast", "control", "elementwise", "indexing", "logic", "nn", "norm",
             "quant", "reduction", "selection", "shape", "unary", "vision", "pooling", "slicing",
-            "layers"]
+            "layers", "debug", "dynamic", "image", "ordering", "random", "scatter_reduce"]
 
 
 def missing_pieces(name: str) -> list[str]:

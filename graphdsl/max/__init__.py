@@ -2,10 +2,14 @@
 its imports changed and exports to ONNX (``exporters.onnx.export``/``run`` take its graphs).
 
 ``from max.graph import DeviceRef, Graph, TensorType, ops`` and ``from max.dtype import
-DType`` become ``from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops``. Graphs
-promote with the ``max-graph`` policy (max.graph 26, from recorded goldens); ``ops`` has
-MAX's op names, parameters and defaults for every op graphdsl has, and raises
-:class:`MissingOpError` naming the others (docs/max.md).
+DType`` become ``from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops``. MAX's
+type objects are MAX's here: ``Dim`` (``StaticDim``, ``SymbolicDim``, ``AlgebraicDim``),
+the list-like ``Shape``, ``TensorType(dtype, shape, device)``, ``BufferType`` and ``DType``
+with max.graph 26's members, methods, arithmetic and equality; graphdsl's core keeps its
+own plain types and graphdsl.max converts at its boundary. Graphs promote with the
+``max-graph`` policy; ``ops`` has MAX's op names, parameters and defaults and raises
+:class:`MissingOpError` naming the few it leaves out (docs/max.md). graphdsl's errors
+reach MAX code as the builtin exception types max.graph raises for the same mistakes.
 
 >>> import numpy as np
 >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
@@ -14,40 +18,60 @@ MAX's op names, parameters and defaults for every op graphdsl has, and raises
 >>> with Graph("affine", input_types=[TensorType(DType.int8, [3], device)]) as graph:
 ...     x = graph.inputs[0].tensor
 ...     graph.output(x * 2 + 1, x / 2)  # Python ints take int8; int8 / int is float64
+>>> graph.output_types[0] == TensorType(DType.int8, [3], device)
+True
 >>> gd.evaluate(graph, [np.array([-3, 0, 100], np.int8)])
 [array([ -5,   1, -55], dtype=int8), array([-1.5,  0. , 50. ])]
 """
 
 from __future__ import annotations
 
-from graphdsl.dtypes import DType
 from graphdsl.max import ops
-from graphdsl.max._graph import Graph, TensorValue, Weight
+from graphdsl.max._buffer import BufferValue, BufferValueLike
+from graphdsl.max._common import TensorValueLike
+from graphdsl.max._dim import AlgebraicDim, Dim, DimLike, Shape, ShapeLike, StaticDim, SymbolicDim
+from graphdsl.max._dtype import DType
+from graphdsl.max._graph import Graph
 from graphdsl.max._types import (
+    BufferType,
     ConvInputLayout,
     DeviceKind,
     DeviceRef,
-    Dim,
     FilterLayout,
     InterpolationMode,
     TensorType,
+    Type,
     UnsupportedError,
+    Weight,
 )
+from graphdsl.max._value import TensorValue, Value
 from graphdsl.max.ops import MissingOpError
 
 __all__ = [
+    "AlgebraicDim",
+    "BufferType",
+    "BufferValue",
+    "BufferValueLike",
     "ConvInputLayout",
     "DType",
     "DeviceKind",
     "DeviceRef",
     "Dim",
+    "DimLike",
     "FilterLayout",
     "Graph",
     "InterpolationMode",
     "MissingOpError",
+    "Shape",
+    "ShapeLike",
+    "StaticDim",
+    "SymbolicDim",
     "TensorType",
     "TensorValue",
+    "TensorValueLike",
+    "Type",
     "UnsupportedError",
+    "Value",
     "Weight",
     "ops",
 ]

@@ -10,24 +10,24 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import Symbol
-from graphdsl.max._graph import Graph, TensorValue, Weight
-from graphdsl.max._types import (
-    Dim,
-    UnsupportedError,
-)
+from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dim import Dim
+from graphdsl.max._errors import UnsupportedError
+from graphdsl.max._types import Weight
+from graphdsl.max._value import TensorValue, arg
 from graphdsl.types import OpTypeError
 
-TensorValueLike = TensorValue | Weight | Symbol | int | float | np.ndarray | np.generic
-DimLike = int | str
+TensorValueLike = TensorValue | Weight | Symbol | Dim | int | float | np.ndarray | np.generic
+DimLike = int | str | Dim | np.integer
 
 
 def _arg(x: Any) -> Any:
-    """An operand as graphdsl takes it: a Weight becomes a value of the current graph."""
-    return Graph.current.add_weight(x) if isinstance(x, Weight) else x
+    """An operand as graphdsl takes it (see :func:`graphdsl.max._value.arg`)."""
+    return arg(x)
 
 
 def _value(x: Any, what: str) -> Symbol:
-    x = _arg(x)
+    x = arg(x)
     if not isinstance(x, Symbol):
         raise OpTypeError(
             f"{what}: {x!r} is not a tensor value; make it one with ops.constant(value, dtype, "
@@ -37,12 +37,13 @@ def _value(x: Any, what: str) -> Symbol:
 
 
 def _dims(shape: Iterable[Any], what: str) -> list[int | str]:
-    if isinstance(shape, Symbol):
+    """A shape given as dims (ints, names, Dims) as graphdsl's dimensions."""
+    if isinstance(shape, (Symbol, TensorValue)):
         raise UnsupportedError(
             f"{what}: a shape given as a tensor value (MAX's dynamic shapes) is not supported "
             "by graphdsl; give the dimensions (ints and names)"
         )
-    return [Dim(d.item() if isinstance(d, np.generic) else d) for d in shape]
+    return [dim_to_core(d.item() if isinstance(d, np.generic) else d) for d in shape]
 
 
 def _layout(layout: Enum | str) -> str:

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl.dtypes import DType, DTypeError, Kind
+from graphdsl.dtypes import DType as CoreDType
+from graphdsl.dtypes import DTypeError, Kind
 from graphdsl.dtypes import dtype as _dtype
-from graphdsl.graph import GraphError
 from graphdsl.literals import LiteralError
 from graphdsl.max._common import (
     DimLike,
@@ -17,18 +17,18 @@ from graphdsl.max._common import (
     _dims,
     _value,
 )
-from graphdsl.max._graph import Graph, TensorValue, Weight, _tv
-from graphdsl.max._types import (
-    DeviceRef,
-    TensorType,
-    UnsupportedError,
-)
+from graphdsl.max._dtype import DType
+from graphdsl.max._dtype import to_core as dtype_to_core
+from graphdsl.max._types import DeviceRef, TensorType, UnsupportedError, Weight
+from graphdsl.max._value import TensorValue, current_graph, maxop
+from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
 
 # ---------------------------------------------------------------------------- constants
 
 
+@maxop("constant")
 def constant(
     value: np.ndarray | Sequence[Any] | bool | int | float | np.generic,
     dtype: DType | None = None,
@@ -38,7 +38,8 @@ def constant(
     match it) and lives on the CPU unless ``device`` says otherwise; a Python number or
     (rectangular) nested list needs ``dtype`` and ``device``, and its integers must fit the
     dtype. Floats go to floating dtypes only (rounded to them)."""
-    graph = Graph.current
+    graph = current_graph()
+    core = None if dtype is None else dtype_to_core(dtype)
     if hasattr(value, "__dlpack__") and not isinstance(value, np.generic):
         arr = np.from_dlpack(value) if not isinstance(value, np.ndarray) else value
         try:
@@ -47,21 +48,18 @@ def constant(
             raise OpTypeError(
                 f"constant: an array of {arr.dtype} has no graphdsl dtype: {e}"
             ) from None
-        if dtype is not None and dtype is not own:
+        if core is not None and core is not own:
             raise ValueError(
-                f"DType must match input dtype: dtype={dtype.name} != value.dtype={own.name}; "
+                f"DType must match input dtype: dtype={core.name} != value.dtype={own.name}; "
                 "cast the array first"
             )
-        result = _tv(graph.constant(arr, own))
-    else:
-        if dtype is None or device is None:
-            raise OpTypeError("Literal constants must explicitly set a dtype and device.")
-        result = _tv(graph.constant(_literal_array(value, dtype), dtype))
-    graph.place(result, device or DeviceRef.CPU())
-    return result
+        return _tv(graph.constant(arr, own), device or DeviceRef.CPU())
+    if core is None or device is None:
+        raise OpTypeError("Literal constants must explicitly set a dtype and device.")
+    return _tv(graph.constant(_literal_array(value, core), core), device)
 
 
-def _literal_array(value: Any, dtype: DType) -> np.ndarray:
+def _literal_array(value: Any, dtype: CoreDType) -> np.ndarray:
     """A nested list or number as an array of ``dtype``, checked as MAX checks it."""
     shape = _nested_shape(value)
     leaves = np.asarray(value, dtype=object).reshape(-1) if shape else [value]
@@ -98,6 +96,7 @@ def _nested_shape(value: Any) -> tuple[int, ...]:
     return (len(value), *next(iter(inner), ()))
 
 
+@maxop("constant_external")
 def constant_external(
     name: str, type: TensorType, align: int | None = None, is_placeholder: bool = False
 ) -> TensorValue:
@@ -108,10 +107,12 @@ def constant_external(
             f"constant_external {name!r}: placeholders (resolved by ops.call) are not "
             "supported by graphdsl"
         )
-    return Graph.current.add_weight(Weight(name, type.dtype, [int(d) for d in type.shape],
-                                           type.device))  # fmt: skip
+    return current_graph().add_weight(  # type: ignore[no-any-return]
+        Weight(name, type.dtype, type.shape, type.device)
+    )
 
 
+@maxop("shape_to_tensor")
 def shape_to_tensor(shape: Iterable[DimLike]) -> TensorValue:
     """A static shape as an int64 constant on the CPU (a symbolic dimension raises)."""
     dims = _dims(shape, "shape_to_tensor")
@@ -126,15 +127,14 @@ def shape_to_tensor(shape: Iterable[DimLike]) -> TensorValue:
 # ---------------------------------------------------------------------------- devices
 
 
+@maxop("transfer_to")
 def transfer_to(x: TensorValueLike, device: DeviceRef) -> TensorValue:
     """``x`` on ``device`` (recorded; onnxruntime runs the whole model on one provider)."""
-    value = _value(x, "transfer_to")
-    graph = value.graph
-    if not isinstance(graph, Graph):
-        raise GraphError(f"transfer_to: {value!r} is not a value of a graphdsl.max.Graph")
-    return graph.transfer(value, device)
+    value = x if isinstance(x, TensorValue) else _tv(_value(x, "transfer_to"))
+    return value.to(device)
 
 
+@maxop("assert_same_device")
 def assert_same_device(*values: TensorValue, **named_values: TensorValue) -> None:
     """Raises ValueError unless every value is on the same device."""
     named = [(str(k), v) for k, v in enumerate(values)] + list(named_values.items())

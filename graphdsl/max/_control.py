@@ -4,6 +4,8 @@
 graphdsl types a ``cond``'s results as the joins of its branches' types and a loop's
 variables as the least fixed point of its body; MAX asks each branch to give ``out_types``
 and each loop variable to keep its type, so these check that graphdsl's types are those.
+A ``cond`` without results (``out_types=None``) runs its branches for their effect on
+buffers: both are traced, and each buffer takes the branch's value that ``pred`` picks.
 """
 
 from __future__ import annotations
@@ -12,13 +14,23 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import graphdsl.ops as gd
+from graphdsl.dtypes import DType as CoreDType
 from graphdsl.graph import Graph, Symbol
 from graphdsl.max._common import _value
-from graphdsl.max._graph import TensorValue, _tv
 from graphdsl.max._types import TensorType, UnsupportedError
+from graphdsl.max._value import TensorValue, current_graph, device_of, maxop
+from graphdsl.max._value import tv as _tv
 from graphdsl.types import OpTypeError
 
 
+def _symbols(result: Any, what: str) -> list[Symbol]:
+    if result is None:
+        return []
+    items = [result] if isinstance(result, (TensorValue, Symbol)) else list(result)
+    return [_value(r, what) for r in items]
+
+
+@maxop("cond")
 def cond(
     pred: Any,
     out_types: Iterable[TensorType] | None,
@@ -26,47 +38,89 @@ def cond(
     else_fn: Callable[[], Any],
 ) -> list[TensorValue]:
     """``then_fn()`` where the bool scalar ``pred`` holds, else ``else_fn()``; each branch
-    returns values of ``out_types`` (graphdsl's ``cond``: ONNX ``If``)."""
+    returns values of ``out_types`` (graphdsl's ``cond``: ONNX ``If``). With
+    ``out_types=None`` the branches return nothing: both are traced, and each buffer they
+    store into takes the value of the branch ``pred`` picks (``where``)."""
+    p = _value(pred, "cond")
+    if p.dtype is not CoreDType.bool or p.rank != 0:
+        raise OpTypeError(f"cond: the predicate must be a bool scalar, got {p.type}")
     if out_types is None:
-        raise UnsupportedError(
-            "cond: out_types=None (branches run for their side effects) is not supported by "
-            "graphdsl, whose branches return values; give out_types and return them"
-        )
+        return _effects_only(p, then_fn, else_fn)
     want = list(out_types)
-    got = gd.cond(_value(pred, "cond"), then_fn, else_fn)
+    got = gd.cond(p, lambda: _symbols(then_fn(), "cond"), lambda: _symbols(else_fn(), "cond"))
     results = got if isinstance(got, list) else [got]
     if len(results) != len(want):
         raise OpTypeError(
             f"cond: the branches return {len(results)} values and out_types lists "
             f"{len(want)}; return one value per out type"
         )
-    for k, (r, t) in enumerate(zip(results, want, strict=True)):
-        if r.dtype is not t.dtype or list(r.shape) != t.shape:
+    out = [_tv(r, t.device) for r, t in zip(results, want, strict=True)]
+    for k, (r, t) in enumerate(zip(out, want, strict=True)):
+        if r.type != t:
             raise OpTypeError(
                 f"cond: result {k} is {r.type} (the join of the branches' results) but "
-                f"out_types[{k}] is {t}; MAX asks both branches to give the out type: cast "
-                "in the branch"
+                f"out_types[{k}] is {t}; MAX asks both branches to give the out type (it "
+                "keeps the out type): cast in the branch"
             )
-    return [_tv(r) for r in results]
+    return out
 
 
+def _effects_only(
+    pred: Symbol, then_fn: Callable[[], Any], else_fn: Callable[[], Any]
+) -> list[Any]:
+    graph = current_graph()
+    buffers = list(graph._buffers.values())
+    before = [b.current for b in buffers]
+    then_fn()
+    after_then = [b.current for b in buffers]
+    for b, v in zip(buffers, before, strict=True):
+        b.current = v
+    else_fn()
+    for b, t, v in zip(buffers, after_then, before, strict=True):
+        if t is not v or b.current is not v:
+            b.current = gd.where(pred, t, b.current)
+    return []
+
+
+@maxop("while_loop")
 def while_loop(
     initial_values: Any, predicate: Callable[..., Any], body: Callable[..., Any]
 ) -> list[TensorValue]:
     """``while predicate(*v): v = body(*v)`` from ``v = initial_values``; each loop variable
-    keeps its type (graphdsl's ``while_loop``: ONNX ``Loop``)."""
-    values = [initial_values] if isinstance(initial_values, Symbol) else list(initial_values)
-    got = gd.while_loop(values, predicate, body)
+    keeps its type (graphdsl's ``while_loop``: ONNX ``Loop``). MAX needs at least one loop
+    variable."""
+    values = (
+        [initial_values]
+        if isinstance(initial_values, (TensorValue, Symbol))
+        else list(initial_values)
+    )
+    if not values:
+        raise ValueError("While loops must have at least one iteration value.")
+    devices = [device_of(v) for v in values]
+
+    def wrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*symbols: Symbol) -> Any:
+            got = fn(*[_tv(s, d) for s, d in zip(symbols, devices, strict=True)])
+            items = _symbols(got, "while_loop")
+            return items[0] if len(items) == 1 and isinstance(got, (TensorValue, Symbol)) else items
+
+        return call
+
+    got = gd.while_loop([_value(v, "while_loop") for v in values], wrapped(predicate),
+                        wrapped(body))  # fmt: skip
     results = got if isinstance(got, list) else [got]
-    for k, (v, r) in enumerate(zip(values, results, strict=True)):
-        if isinstance(v, Symbol) and (r.dtype is not v.dtype or r.shape != v.shape):
+    out = [_tv(r, d) for r, d in zip(results, devices, strict=True)]
+    for k, (v, r) in enumerate(zip(values, out, strict=True)):
+        start = _tv(_value(v, "while_loop"), devices[k])
+        if r.type != start.type:
             raise OpTypeError(
-                f"while_loop: loop variable {k} starts as {v.type} but the body makes it "
+                f"while_loop: loop variable {k} starts as {start.type} but the body makes it "
                 f"{r.type}; MAX keeps each loop variable's type: cast in the body"
             )
-    return [_tv(r) for r in results]
+    return out
 
 
+@maxop("call")
 def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
     """The results of subgraph ``graph`` (``Graph.add_subgraph``) on ``args``, as a list
     (graphdsl's ``call``: one ONNX local function, called once per call). ``prefix``

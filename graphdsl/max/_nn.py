@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
+from typing import Any
 
 import graphdsl.ops as gd
+from graphdsl.graph import Symbol
 from graphdsl.max._common import (
     DimLike,
     TensorValueLike,
@@ -13,16 +16,19 @@ from graphdsl.max._common import (
     _layout,
     _only,
 )
-from graphdsl.max._graph import TensorValue, _tv
+from graphdsl.max._errors import UnsupportedError
 from graphdsl.max._types import (
     ConvInputLayout,
     FilterLayout,
     InterpolationMode,
 )
+from graphdsl.max._value import TensorValue, maxop
+from graphdsl.max._value import tv as _tv
 
 # ---------------------------------------------------------------------------- nn
 
 
+@maxop("layer_norm")
 def layer_norm(
     input: TensorValue, gamma: TensorValueLike, beta: TensorValueLike, epsilon: float
 ) -> TensorValue:
@@ -30,6 +36,7 @@ def layer_norm(
     return _tv(gd.layer_norm(_arg(input), _arg(gamma), _arg(beta), epsilon))
 
 
+@maxop("rms_norm")
 def rms_norm(
     input: TensorValueLike,
     weight: TensorValueLike,
@@ -42,6 +49,7 @@ def rms_norm(
                            multiply_before_cast))  # fmt: skip
 
 
+@maxop("group_norm")
 def group_norm(
     input: TensorValueLike,
     gamma: TensorValueLike,
@@ -53,6 +61,7 @@ def group_norm(
     return _tv(gd.group_norm(_arg(input), _arg(gamma), _arg(beta), num_groups, epsilon))
 
 
+@maxop("conv2d")
 def conv2d(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -64,11 +73,71 @@ def conv2d(
     input_layout: ConvInputLayout = ConvInputLayout.NHWC,
     filter_layout: FilterLayout = FilterLayout.RSCF,
 ) -> TensorValue:
-    """2-D convolution (graphdsl's ``conv2d``)."""
-    return _tv(gd.conv2d(_arg(x), _arg(filter), stride, dilation, padding, groups, _arg(bias),
+    """2-D convolution (graphdsl's ``conv2d``). With a symbolic channel count, which
+    graphdsl's ``conv2d`` refuses (its filter is static) and MAX accepts, the convolution is
+    built as MAX defines it: for each kernel tap, the strided window of the (padded) input
+    times that tap's ``(channels, filters)`` matrix, summed over the taps (MatMuls and Adds
+    in the model; groups 1)."""
+    xs, fs = _arg(x), _arg(filter)
+    symbolic = (
+        isinstance(xs, Symbol)
+        and isinstance(fs, Symbol)
+        and any(isinstance(d, str) for d in fs.shape)
+    )
+    if symbolic and groups == 1:
+        return _tv(_conv2d_by_taps(xs, fs, stride, dilation, padding, _arg(bias),
+                                   _layout(input_layout), _layout(filter_layout)))  # fmt: skip
+    return _tv(gd.conv2d(xs, fs, stride, dilation, padding, groups, _arg(bias),
                          _layout(input_layout), _layout(filter_layout)))  # fmt: skip
 
 
+def _conv2d_by_taps(
+    x: Symbol,
+    f: Symbol,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    bias: Any,
+    input_layout: str,
+    filter_layout: str,
+) -> Symbol:
+    """conv2d as a sum over kernel taps of window @ tap matrix (NHWC, RSCF inside)."""
+    if input_layout == "NCHW":
+        x = gd.permute(x, [0, 2, 3, 1])
+    if filter_layout == "FCRS":
+        f = gd.permute(f, [2, 3, 1, 0])
+    elif filter_layout != "RSCF":
+        raise UnsupportedError(f"conv2d: filter layout {filter_layout} with symbolic channels")
+    kh, kw = f.shape[0], f.shape[1]
+    h, w = x.shape[1], x.shape[2]
+    if not all(isinstance(d, int) for d in (kh, kw, h, w)):
+        raise UnsupportedError(
+            "conv2d with symbolic channels: graphdsl needs static kernel and spatial sizes"
+        )
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = stride, dilation, padding
+    if any(padding):
+        x = gd.pad(x, [0, 0, pt, pb, pl, pr, 0, 0])
+    ho = (int(h) + pt + pb - dh * (int(kh) - 1) - 1) // sh + 1
+    wo = (int(w) + pl + pr - dw * (int(kw) - 1) - 1) // sw + 1
+    total: Any = None
+    for a in builtins.range(int(kh)):
+        for b in builtins.range(int(kw)):
+            window = gd.slice_tensor(
+                x,
+                [
+                    slice(None),
+                    slice(a * dh, a * dh + sh * (ho - 1) + 1, sh),
+                    slice(b * dw, b * dw + sw * (wo - 1) + 1, sw),
+                ],
+            )
+            term = gd.matmul(window, f[a, b])
+            total = term if total is None else gd.add(total, term)
+    if bias is not None:
+        total = gd.add(total, bias)
+    return total if input_layout != "NCHW" else gd.permute(total, [0, 3, 1, 2])
+
+
+@maxop("conv3d")
 def conv3d(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -85,6 +154,7 @@ def conv3d(
                          _layout(input_layout), _layout(filter_layout)))  # fmt: skip
 
 
+@maxop("conv2d_transpose")
 def conv2d_transpose(
     x: TensorValueLike,
     filter: TensorValueLike,
@@ -102,6 +172,7 @@ def conv2d_transpose(
                                    _layout(filter_layout)))  # fmt: skip
 
 
+@maxop("max_pool2d")
 def max_pool2d(
     input: TensorValueLike,
     kernel_size: tuple[DimLike, DimLike],
@@ -115,6 +186,7 @@ def max_pool2d(
     return _tv(gd.max_pool2d(_arg(input), kernel, stride, dilation, padding, ceil_mode))
 
 
+@maxop("avg_pool2d")
 def avg_pool2d(
     input: TensorValueLike,
     kernel_size: tuple[DimLike, DimLike],
@@ -130,6 +202,7 @@ def avg_pool2d(
                              count_boundary))  # fmt: skip
 
 
+@maxop("resize")
 def resize(
     input: TensorValueLike,
     shape: Iterable[DimLike],
@@ -140,6 +213,7 @@ def resize(
     return _tv(gd.resize(_arg(input), _dims(shape, "resize"), mode.value))
 
 
+@maxop("resize_linear")
 def resize_linear(
     input: TensorValueLike,
     size: Iterable[DimLike],
@@ -152,6 +226,7 @@ def resize_linear(
     return _tv(gd.resize(_arg(input), _dims(size, "resize_linear"), "bilinear"))
 
 
+@maxop("resize_nearest")
 def resize_nearest(
     input: TensorValueLike,
     size: Iterable[DimLike],
@@ -164,6 +239,7 @@ def resize_nearest(
     return _tv(gd.resize(_arg(input), _dims(size, "resize_nearest"), "nearest"))
 
 
+@maxop("resize_bicubic")
 def resize_bicubic(input: TensorValueLike, size: Iterable[DimLike]) -> TensorValue:
     """Bicubic resize (Keys, a = -0.75, half-pixel) of an NCHW input's H and W."""
     return _tv(gd.resize(_arg(input), _dims(size, "resize_bicubic"), "bicubic"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import math
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -9,7 +11,6 @@ from typing import Any
 import numpy as np
 
 import graphdsl.ops as gd
-from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 from graphdsl.max._common import (
     DimLike,
@@ -18,38 +19,47 @@ from graphdsl.max._common import (
     _dims,
     _number,
 )
-from graphdsl.max._graph import Graph, TensorValue, Weight, _tv
-from graphdsl.max._types import (
-    DeviceRef,
-    UnsupportedError,
-)
+from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dim import Dim
+from graphdsl.max._dtype import DType
+from graphdsl.max._dtype import to_core as dtype_to_core
+from graphdsl.max._types import DeviceRef, UnsupportedError, Weight
+from graphdsl.max._value import TensorValue, current_graph, maxop
+from graphdsl.max._value import tv as _tv
+from graphdsl.shapes import ShapeError
 
 # ---------------------------------------------------------------------------- shapes
 
 
+@maxop("reshape")
 def reshape(x: TensorValueLike, shape: Iterable[DimLike]) -> TensorValue:
     """Reshapes (one dimension may be -1; graphdsl's ``reshape``)."""
-    if isinstance(shape, Symbol):
+    if isinstance(shape, (Symbol, TensorValue)):
         _dims(shape, "reshape")  # raises: a shape given as a tensor
-    dims = [d if isinstance(d, str) else operator.index(d) for d in shape]
+    dims = [operator.index(d) if isinstance(d, (int, np.integer)) else dim_to_core(d)
+            for d in shape]  # fmt: skip
     return _tv(gd.reshape(_arg(x), dims))
 
 
+@maxop("flatten")
 def flatten(x: TensorValueLike, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
     """Merges axes ``start_dim..end_dim`` (graphdsl's ``flatten``)."""
     return _tv(gd.flatten(_arg(x), start_dim, end_dim))
 
 
+@maxop("transpose")
 def transpose(x: TensorValueLike, axis_1: int, axis_2: int) -> TensorValue:
     """Swaps two axes (graphdsl's ``transpose``)."""
     return _tv(gd.transpose(_arg(x), axis_1, axis_2))
 
 
+@maxop("permute")
 def permute(x: TensorValueLike, dims: list[int]) -> TensorValue:
     """Reorders the axes (graphdsl's ``permute``)."""
     return _tv(gd.permute(_arg(x), dims))
 
 
+@maxop("broadcast_to")
 def broadcast_to(
     x: TensorValueLike, shape: Iterable[DimLike], out_dims: Iterable[DimLike] | None = None
 ) -> TensorValue:
@@ -58,41 +68,59 @@ def broadcast_to(
     return _tv(gd.broadcast_to(_arg(x), _dims(shape, "broadcast_to")))
 
 
+@maxop("squeeze")
 def squeeze(x: TensorValueLike, axis: int) -> TensorValue:
     """Removes the size-1 axis ``axis`` (graphdsl's ``squeeze``)."""
     return _tv(gd.squeeze(_arg(x), axis))
 
 
+@maxop("unsqueeze")
 def unsqueeze(x: TensorValueLike, axis: int) -> TensorValue:
     """Inserts a size-1 axis at ``axis`` (graphdsl's ``unsqueeze``)."""
     return _tv(gd.unsqueeze(_arg(x), axis))
 
 
+@maxop("concat")
 def concat(original_vals: Iterable[TensorValueLike], axis: int = 0) -> TensorValue:
     """Concatenates along ``axis`` (graphdsl's ``concat``)."""
     return _tv(gd.concat([_arg(v) for v in original_vals], axis))
 
 
+@maxop("stack")
 def stack(values: Iterable[TensorValueLike], axis: int = 0) -> TensorValue:
     """Stacks along a new axis ``axis`` (graphdsl's ``stack``)."""
     return _tv(gd.stack([_arg(v) for v in values], axis))
 
 
+@maxop("split")
 def split(x: TensorValueLike, split_sizes: Sequence[DimLike], axis: int = 0) -> list[TensorValue]:
     """Splits into pieces of ``split_sizes`` along ``axis`` (graphdsl's ``split``)."""
     return [_tv(p) for p in gd.split(_arg(x), _dims(split_sizes, "split"), axis)]
 
 
+@maxop("chunk")
 def chunk(x: TensorValueLike, chunks: int, axis: int = 0) -> list[TensorValue]:
     """Splits into ``chunks`` equal pieces along ``axis`` (graphdsl's ``chunk``)."""
-    return [_tv(p) for p in gd.chunk(_arg(x), chunks, axis)]
+    value = _arg(x)
+    if chunks == 0:
+        raise ZeroDivisionError("chunk: chunks=0 (integer modulo by zero, as in MAX)")
+    if isinstance(value, Symbol) and isinstance(chunks, int) and -value.rank <= axis < value.rank:
+        size = value.shape[axis]
+        if isinstance(size, int) and chunks > 0 and size % chunks:
+            raise ShapeError(
+                f"chunk: chunks={chunks} must statically divide x.shape[axis]={size} (MAX's "
+                "rule); split with explicit sizes (ops.split) instead"
+            )
+    return [_tv(p) for p in gd.chunk(value, chunks, axis)]
 
 
+@maxop("tile")
 def tile(x: TensorValueLike, repeats: Iterable[DimLike]) -> TensorValue:
     """Repeats ``x`` along each axis (graphdsl's ``tile``)."""
     return _tv(gd.tile(_arg(x), [int(r) for r in _dims(repeats, "tile")]))
 
 
+@maxop("repeat_interleave")
 def repeat_interleave(
     x: TensorValueLike,
     repeats: int | TensorValue,
@@ -101,7 +129,7 @@ def repeat_interleave(
 ) -> TensorValue:
     """Repeats each element ``repeats`` times along ``axis`` (graphdsl's
     ``repeat_interleave``; per-element repeats given as a tensor are not supported)."""
-    if isinstance(repeats, Symbol):
+    if isinstance(repeats, (Symbol, TensorValue)):
         raise UnsupportedError(
             "repeat_interleave: repeats given as a tensor (a data-dependent size) is not "
             "supported by graphdsl; give one int"
@@ -109,6 +137,7 @@ def repeat_interleave(
     return _tv(gd.repeat_interleave(_arg(x), repeats, axis))
 
 
+@maxop("pad")
 def pad(
     input: TensorValueLike,
     paddings: Iterable[int],
@@ -116,7 +145,7 @@ def pad(
     value: TensorValueLike = 0,
 ) -> TensorValue:
     """Pads every axis by ``paddings`` (before_0, after_0, ...) (graphdsl's ``pad``)."""
-    if isinstance(value, (Symbol, Weight, np.ndarray)):
+    if isinstance(value, (Symbol, TensorValue, Weight, np.ndarray)):
         raise UnsupportedError(
             "pad: a padding value given as a tensor is not supported by graphdsl; give a "
             "Python number"
@@ -127,16 +156,19 @@ def pad(
 # ---------------------------------------------------------------------------- indexing
 
 
+@maxop("gather")
 def gather(input: TensorValueLike, indices: TensorValueLike, axis: int) -> TensorValue:
     """Takes entries of ``input`` along ``axis`` at ``indices`` (graphdsl's ``gather``)."""
     return _tv(gd.gather(_arg(input), _arg(indices), axis))
 
 
+@maxop("gather_nd")
 def gather_nd(input: TensorValueLike, indices: TensorValueLike, batch_dims: int = 0) -> TensorValue:
     """Gathers slices at index tuples (graphdsl's ``gather_nd``)."""
     return _tv(gd.gather_nd(_arg(input), _arg(indices), batch_dims))
 
 
+@maxop("scatter")
 def scatter(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
@@ -144,6 +176,7 @@ def scatter(
     return _tv(gd.scatter(_arg(input), _arg(updates), _arg(indices), axis))
 
 
+@maxop("scatter_add")
 def scatter_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
@@ -151,6 +184,7 @@ def scatter_add(
     return _tv(gd.scatter_add(_arg(input), _arg(updates), _arg(indices), axis))
 
 
+@maxop("scatter_nd")
 def scatter_nd(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
@@ -158,6 +192,7 @@ def scatter_nd(
     return _tv(gd.scatter_nd(_arg(input), _arg(updates), _arg(indices)))
 
 
+@maxop("scatter_nd_add")
 def scatter_nd_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
@@ -165,12 +200,14 @@ def scatter_nd_add(
     return _tv(gd.scatter_nd_add(_arg(input), _arg(updates), _arg(indices)))
 
 
+@maxop("slice_tensor")
 def slice_tensor(x: TensorValue, indices: Sequence[Any]) -> TensorValue:
     """numpy-style basic indexing; ``(slice, "name")`` names a sliced symbolic dimension
     (graphdsl's ``slice_tensor``)."""
     return _tv(gd.slice_tensor(_arg(x), indices))
 
 
+@maxop("band_part")
 def band_part(
     x: TensorValueLike,
     num_lower: int | None = None,
@@ -179,9 +216,13 @@ def band_part(
 ) -> TensorValue:
     """Keeps the diagonal band ``-num_lower <= j - i <= num_upper`` of the last two axes (None:
     unbounded) and zeros the rest; ``exclude`` inverts it (graphdsl's ``band_part``)."""
+    for name, n in (("num_lower", num_lower), ("num_upper", num_upper)):
+        if n is not None and n < 0:
+            raise ValueError(f"{name}={n} must be non-negative (None: unbounded)")
     return _tv(gd.band_part(_arg(x), num_lower, num_upper, exclude))
 
 
+@maxop("range")
 def range(
     start: TensorValueLike | DimLike,
     stop: TensorValueLike | DimLike,
@@ -191,18 +232,57 @@ def range(
     dtype: DType,
     device: DeviceRef,
 ) -> TensorValue:
-    """``start, start + step, ...`` below ``stop`` in ``dtype`` on ``device``; ``start`` and
-    ``stop`` may be symbolic dimensions (graphdsl's ``range``)."""
-    bounds = []
-    for what, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, (Symbol, Weight, np.ndarray)):
-            raise UnsupportedError(
-                f"range: {what} given as a tensor value (a data-dependent length) is not "
-                "supported by graphdsl; give a Python number or a dimension"
-            )
-        bounds.append(_number(v))
-    graph = Graph.current
+    """``start, start + step, ...`` in ``dtype`` on ``device``, as max.graph 26 makes it: its
+    length is ``(stop - start) // step`` (floored, so ``range(0, 5, 2)`` has 2 values, as in
+    MAX; 0 for a zero step) unless ``out_dim`` gives it. ``start`` and ``stop`` may be
+    symbolic dimensions, or scalar tensors with ``out_dim`` (a length known when the model
+    runs: ONNX ``Range``)."""
+    core = dtype_to_core(dtype)
+    bounds = [start, stop, step]
+    if any(isinstance(v, (TensorValue, Symbol, Weight, np.ndarray)) for v in bounds):
+        return _dynamic_range(bounds, out_dim, core, device)
+    s0, s1, st = (dim_to_core(v) if isinstance(v, Dim) else _number(v) for v in bounds)
+    graph = current_graph()
+    if isinstance(st, str):
+        raise TypeError(f"range: the step must be a number, got the dimension {st!r}")
+    if isinstance(s0, str) or isinstance(s1, str):
+        with graph:
+            made = gd.range(s0, s1, st, None if out_dim is None else dim_to_core(out_dim),
+                            dtype=core)  # fmt: skip
+        return _tv(made, device)
+    n = _max_length(s0, s1, st) if out_dim is None else int(Dim(out_dim))
+    if n == 0 or st == 0:
+        return _tv(graph.constant(np.zeros(n, core.np)), device)
+    floats = any(isinstance(v, float) for v in (s0, s1, st))
+    # graphdsl's range has ceil((stop - start) / step) values: a stop that gives n of them
+    end = s0 + (n - 0.5) * st if floats else s0 + n * st
     with graph:
-        result = _tv(gd.range(bounds[0], bounds[1], bounds[2], out_dim, dtype=dtype))
-    graph.place(result, device)
-    return result
+        return _tv(gd.range(s0, end, st, dtype=core), device)
+
+
+def _max_length(start: Any, stop: Any, step: Any) -> int:
+    """max.graph 26's length of a range: ``(stop - start) // step``, floored (0 for step 0)."""
+    if step == 0:
+        return 0
+    if all(isinstance(v, int) for v in (start, stop, step)):
+        return int(builtins.max(0, (stop - start) // step))
+    return int(builtins.max(0, math.floor((stop - start) / step)))
+
+
+def _dynamic_range(bounds: list[Any], out_dim: Any, dtype: Any, device: DeviceRef) -> TensorValue:
+    if out_dim is None:
+        raise ValueError(
+            "Dynamic ranges must provide an explicit out_dim: a range with bounds given as "
+            "tensors has a length known only when the model runs"
+        )
+    from graphdsl.ops.dynamic import dynamic_range
+
+    graph = current_graph()
+    values = [b if isinstance(b, (TensorValue, Symbol)) else
+              graph.constant(np.asarray(_number(b) if not isinstance(b, np.ndarray) else b,
+                                        dtype.np))
+              for b in bounds]  # fmt: skip
+    start, stop, step = (_arg(v) for v in values)
+    with graph:
+        made = dynamic_range(start, stop, step, dim_to_core(out_dim), dtype=dtype)
+    return _tv(made, device)

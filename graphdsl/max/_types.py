@@ -1,10 +1,11 @@
-"""MAX's type vocabulary over graphdsl's: devices, ``TensorType(dtype, shape, device)``, ``Dim``
-and the layout and interpolation enums that MAX's ops take.
+"""MAX's type vocabulary: devices, ``TensorType(dtype, shape, device)``, ``BufferType`` and the
+layout and interpolation enums that MAX's ops take (``Dim`` and ``Shape`` are in ``_dim``,
+``DType`` in ``_dtype``).
 
 >>> from graphdsl.max import DeviceRef, DType, TensorType
 >>> t = TensorType(DType.float32, ["batch", 4], DeviceRef.GPU())
 >>> t, t.rank
-(TensorType(dtype=DType.float32, shape=['batch', 4], device=gpu:0), 2)
+(TensorType(dtype=float32, shape=[Dim('batch'), Dim(4)], device=gpu:0), 2)
 >>> t.as_graphdsl()
 TensorType(float32[batch, 4])
 """
@@ -12,26 +13,31 @@ TensorType(float32[batch, 4])
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
+from typing import Any
 
-from graphdsl.dtypes import DType
-from graphdsl.shapes import ShapeError, shape_of
+from graphdsl.dtypes import DType as CoreDType
+from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dim import Shape, SymbolicDim
+from graphdsl.max._dtype import DType
+from graphdsl.max._dtype import from_core as dtype_from_core
+from graphdsl.max._dtype import to_core as dtype_to_core
+from graphdsl.max._errors import UnsupportedError
 from graphdsl.types import TensorType as _GdTensorType
 
 __all__ = [
+    "BufferType",
     "ConvInputLayout",
     "DeviceKind",
     "DeviceRef",
-    "Dim",
     "FilterLayout",
     "InterpolationMode",
     "TensorType",
+    "Type",
     "UnsupportedError",
+    "Weight",
 ]
-
-
-class UnsupportedError(NotImplementedError):
-    """A MAX feature (an op, an argument value, a method) that graphdsl does not implement."""
 
 
 class DeviceKind(str, enum.Enum):
@@ -98,63 +104,108 @@ class DeviceRef:
         return hash((self.device_type, self.id))
 
 
-def Dim(value: int | str) -> int | str:  # MAX's name
-    """A dimension, as MAX's ``Dim(...)``: graphdsl's static dimensions are ints and its
-    symbolic ones names (str), so ``Dim(4)`` is ``4`` and ``Dim("batch")`` is ``"batch"``.
+class Type:
+    """The type of a value of a graph, as max.graph's ``Type``: :class:`TensorType` and
+    :class:`BufferType` are the ones graphdsl.max has."""
 
-    >>> from graphdsl.max import Dim
-    >>> Dim(4), Dim("batch")
-    (4, 'batch')
-    """
-    (dim,) = shape_of((value,))
-    if isinstance(dim, int) and dim < 0:
-        raise ShapeError(f"a static dimension must be >= 0, got {value!r}")
-    return dim
+    __slots__ = ()
 
 
-class TensorType:
-    """A tensor's type, as MAX's ``TensorType(dtype, shape, device)``: graphdsl's
-    :class:`graphdsl.TensorType` (``as_graphdsl()``) plus the device.
-
-    >>> from graphdsl.max import DeviceRef, DType, TensorType
-    >>> TensorType(DType.int8, (2, "n"), DeviceRef.CPU()).shape
-    [2, 'n']
-    """
+class _TensorTypeBase(Type):
+    """What TensorType and BufferType share: dtype, shape, device, MAX's equality."""
 
     __slots__ = ("device", "dtype", "shape")
 
-    def __init__(self, dtype: DType, shape: Iterable[int | str], device: DeviceRef) -> None:
+    def __init__(self, dtype: DType | CoreDType, shape: Iterable[Any], device: DeviceRef) -> None:
+        if isinstance(dtype, CoreDType):
+            dtype = dtype_from_core(dtype)
         if not isinstance(dtype, DType):
-            raise TypeError(f"TensorType: dtype must be a DType, got {dtype!r}")
+            raise TypeError(f"{type(self).__name__}: dtype must be a DType, got {dtype!r}")
         if not isinstance(device, DeviceRef):
             raise TypeError(
-                f"TensorType: device must be a DeviceRef (DeviceRef.CPU(), DeviceRef.GPU()), "
-                f"got {device!r}"
+                f"{type(self).__name__}: device must be a DeviceRef (DeviceRef.CPU(), "
+                f"DeviceRef.GPU()), got {device!r}"
             )
         self.dtype = dtype
-        self.shape: list[int | str] = [Dim(d) for d in shape]
+        self.shape = Shape(shape)
         self.device = device
+        if any(d < 0 for d in self.shape.static_dims):
+            raise TypeError(
+                f"Static tensor dimensions must be non-negative; got shape={list(shape)!r}"
+            )
 
     @property
     def rank(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
+
+    @property
+    def parameters(self) -> Iterable[SymbolicDim]:
+        """The symbolic dimensions the type depends on."""
+        return self.shape.parameters
+
+    def num_elements(self) -> int:
+        """The element count of a static shape (RuntimeError for a symbolic one)."""
+        if not Shape.is_static(self.shape):
+            raise RuntimeError("can't find num elements since tensor has symbolic dims")
+        return math.prod(int(d) for d in self.shape)
 
     def as_graphdsl(self) -> _GdTensorType:
         """graphdsl's type of the same dtype and shape (graphdsl types carry no device)."""
-        return _GdTensorType(self.dtype, tuple(self.shape))
+        return _GdTensorType(dtype_to_core(self.dtype), tuple(dim_to_core(d) for d in self.shape))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorType) and (self.dtype, self.shape, self.device) == (
-            other.dtype,
-            other.shape,
-            other.device,
+        return (
+            isinstance(other, type(self))
+            and self.dtype == other.dtype
+            and self.shape == other.shape
+            and self.device == other.device
         )
 
     def __hash__(self) -> int:
         return hash((self.dtype, tuple(self.shape), self.device))
 
     def __repr__(self) -> str:
-        return f"TensorType(dtype={self.dtype!r}, shape={self.shape}, device={self.device})"
+        return (
+            f"{type(self).__name__}(dtype={self.dtype!r}, shape={list(self.shape)!r}, "
+            f"device={self.device})"
+        )
+
+
+class TensorType(_TensorTypeBase):
+    """A tensor's type, as max.graph's ``TensorType(dtype, shape, device)``: a
+    :class:`DType`, a :class:`Shape` and a :class:`DeviceRef`, equal when all three are.
+
+    >>> from graphdsl.max import DeviceRef, DType, TensorType
+    >>> t = TensorType(DType.int8, (2, "n"), DeviceRef.CPU())
+    >>> t.shape, t == TensorType(DType.int8, [2, "n"], DeviceRef.GPU())
+    ([Dim(2), Dim('n')], False)
+    """
+
+    __slots__ = ()
+
+    def cast(self, dtype: DType) -> TensorType:
+        """The same shape and device with ``dtype``."""
+        return TensorType(dtype, self.shape, self.device)
+
+    def as_buffer(self) -> BufferType:
+        """The buffer type of the same dtype, shape and device."""
+        return BufferType(self.dtype, self.shape, self.device)
+
+
+class BufferType(_TensorTypeBase):
+    """A mutable buffer's type, as max.graph's ``BufferType``: graphdsl threads a buffer
+    through the graph (an input whose final value is an extra output; docs/max.md)."""
+
+    __slots__ = ()
+
+    def cast(self, dtype: DType) -> BufferType:
+        """The same shape and device with ``dtype``."""
+        return BufferType(dtype, self.shape, self.device)
+
+    def as_tensor(self) -> TensorType:
+        """The tensor type of the same dtype, shape and device."""
+        return TensorType(self.dtype, self.shape, self.device)
 
 
 class ConvInputLayout(enum.Enum):
@@ -184,3 +235,35 @@ class InterpolationMode(enum.Enum):
 
     def __str__(self) -> str:
         return str(self.value)
+
+
+class Weight:
+    """A named weight, as MAX's ``Weight(name, dtype, shape, device)``: add it to a graph with
+    ``Graph.add_weight`` (graphdsl's :meth:`graphdsl.Graph.weight`) or use it as an op
+    operand; its data is bound by name at export (``exporters.onnx.export(graph,
+    weights=...)``) or evaluation.
+    """
+
+    __slots__ = ("device", "dtype", "name", "shape")
+
+    def __init__(
+        self,
+        name: str,
+        dtype: DType,
+        shape: Iterable[Any],
+        device: DeviceRef = DeviceRef.CPU(),  # noqa: B008 (MAX's default)
+        quantization_encoding: object = None,
+        align: int | None = None,
+    ) -> None:
+        if quantization_encoding is not None:
+            raise UnsupportedError(
+                f"Weight {name!r}: quantization_encoding (MAX's GGUF-style quantized weights) "
+                "is not supported by graphdsl; store the weight dequantized"
+            )
+        self.name = name
+        self.dtype = dtype_from_core(dtype) if isinstance(dtype, CoreDType) else dtype
+        self.shape = Shape(shape)
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"Weight({self.name!r}, {self.dtype}, {list(self.shape)}, {self.device})"

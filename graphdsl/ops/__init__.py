@@ -273,3 +273,37 @@ __all__ = [
     "where",
     "while_loop",
 ]
+
+# MAX's ops that graphdsl.max needed (issue 25): data-dependent sizes, combining scatters,
+# bottom_k, rebind, random values, col2im and region-of-interest pooling
+from graphdsl.ops.debug import rebind
+from graphdsl.ops.dynamic import dynamic_range, dynamic_slice, nonzero
+from graphdsl.ops.image import fold, roi_align
+from graphdsl.ops.ordering import bottom_k
+from graphdsl.ops.random import random_normal, random_uniform
+from graphdsl.ops.scatter_reduce import (
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd_max,
+    scatter_nd_min,
+    scatter_nd_mul,
+)
+
+__all__ += [
+    "bottom_k",
+    "dynamic_range",
+    "dynamic_slice",
+    "fold",
+    "nonzero",
+    "random_normal",
+    "random_uniform",
+    "rebind",
+    "roi_align",
+    "scatter_max",
+    "scatter_min",
+    "scatter_mul",
+    "scatter_nd_max",
+    "scatter_nd_min",
+    "scatter_nd_mul",
+]

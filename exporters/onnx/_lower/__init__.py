@@ -27,3 +27,11 @@ from exporters.onnx._lower import vision as vision
 from exporters.onnx._lower._common import LOWER, SymbolicDims
 
 __all__ = ["LOWER", "SymbolicDims"]
+
+# MAX's ops added for graphdsl.max (issue 25)
+from exporters.onnx._lower import debug as debug
+from exporters.onnx._lower import dynamic as dynamic
+from exporters.onnx._lower import image as image
+from exporters.onnx._lower import ordering as ordering
+from exporters.onnx._lower import random as random
+from exporters.onnx._lower import scatter_reduce as scatter_reduce

@@ -1,0 +1,83 @@
+"""``max.graph.ops.random``: random tensors from a graph-wide seed (``set_seed`` first, as in
+MAX), as graphdsl's ``random_uniform`` and ``random_normal`` (ONNX RandomUniform and
+RandomNormal). Each draw uses the seed plus the number of draws before it in the graph, so
+two draws differ and a rebuilt graph draws the same. The reference interpreter's values are
+numpy's, onnxruntime's its own (continuing from run to run of a session): equal in
+distribution, not element by element.
+
+>>> import graphdsl as gd
+>>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
+>>> with Graph("r") as g:
+...     ops.random.set_seed(42)
+...     u = ops.random.uniform(TensorType(DType.float32, [3], DeviceRef.CPU()), range=(2, 3))
+...     g.output(u)
+>>> v = gd.evaluate(g, [])[0]
+>>> v.dtype, bool(((v >= 2) & (v < 3)).all())
+(dtype('float32'), True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import graphdsl.ops as gd
+from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dtype import to_core as dtype_to_core
+from graphdsl.max._errors import UnsupportedError
+from graphdsl.max._types import TensorType
+from graphdsl.max._value import TensorValue, current_graph, maxop, tv
+
+__all__ = ["gaussian", "normal", "set_seed", "uniform"]
+
+SeedType = TensorType
+
+
+def set_seed(seed: Any = 0) -> None:
+    """The seed of the current graph's random draws (a Python int)."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise UnsupportedError(
+            f"set_seed({seed!r}): graphdsl takes the seed as a Python int (a seed given as a "
+            "tensor is chosen when the model runs in MAX)"
+        )
+    graph = current_graph()
+    graph._random = [seed, 0]
+
+
+def _next_seed() -> int:
+    graph = current_graph()
+    state = getattr(graph, "_random", None)
+    if state is None:
+        raise RuntimeError("No seed set! Set with `ops.random.set_seed`.")
+    seed = state[0] + state[1]
+    state[1] += 1
+    return int(seed)
+
+
+def _number(v: Any, what: str) -> float:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise UnsupportedError(f"random: {what}={v!r}: graphdsl takes Python numbers here")
+
+
+def _draw(fn: Any, like: TensorType, a: float, b: float) -> TensorValue:
+    seed = _next_seed()
+    shape = [int(dim_to_core(d)) for d in like.shape]
+    with current_graph():
+        made = fn(shape, dtype_to_core(like.dtype), a, b, seed=seed)
+    return tv(made, like.device)
+
+
+@maxop("random.uniform")
+def uniform(like: TensorType, range: tuple[Any, Any] = (0, 1)) -> TensorValue:
+    """Values of ``like``'s type drawn uniformly from ``[range[0], range[1])``."""
+    lo, hi = range
+    return _draw(gd.random_uniform, like, _number(lo, "range"), _number(hi, "range"))
+
+
+@maxop("random.normal")
+def normal(like: TensorType, mean: Any = 0, std: Any = 1) -> TensorValue:
+    """Values of ``like``'s type drawn from the normal distribution of ``mean`` and ``std``."""
+    return _draw(gd.random_normal, like, _number(mean, "mean"), _number(std, "std"))
+
+
+gaussian = normal
