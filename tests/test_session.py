@@ -6,6 +6,7 @@ cuda`` (outputs bound to CUDA device 0)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,18 @@ def test_torch_cpu_tensors_in_and_out_without_copies() -> None:
         np.testing.assert_array_equal(back.numpy(), outs[0].numpy())
     with pytest.raises(RunError, match=r"input 'x': .*contiguous"):
         s.run_with_ortvalues({**tensors, "x": torch.from_numpy(feeds["x"].T.copy()).T})
+
+
+def test_decode_loop_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/decode_loop.py on a few steps: both loops end with the same ids; without a
+    CUDA provider, --provider cuda says so and fails."""
+    from script_modules import load_script
+
+    bench = load_script("benchmarks/decode_loop.py", "decode_loop_benchmark")
+    assert bench.main(["--steps", "3", "--rounds", "1", "--batch", "2", "--prompt", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "final ids equal: True" in out
+    assert re.search(r"device / numpy: \d+\.\d+", out)
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        assert bench.main(["--provider", "cuda"]) == 2
+        assert "no CUDA provider here" in capsys.readouterr().err
