@@ -776,6 +776,33 @@ def cuda_prose() -> str:
 SEMANTICS.append(("The CUDA target", cuda_prose(), []))
 
 
+def not_exact_prose() -> str:
+    """The section on export(exact=False): what it gives up, each with its bound."""
+    return (
+        "`export(graph, exact=True)` (the default) gives `gd.evaluate`'s results bit for bit "
+        "where the math is exact, whatever the price. `exact=False` takes onnxruntime's "
+        "native semantics where they differ only in these ways, each stated here and tested "
+        "(`tests/test_onnx_matrix.py` runs every (op, dtype) both ways):\n\n"
+        "- **Signed zeros and NaN payloads.** The legalizations that only fix the sign of a "
+        "zero (onnxruntime's Where turning a picked -0.0 into +0.0, the order of -0.0 and "
+        "+0.0 in max and min, the zero signs of `%` and `//`, Relu's -0.0) or the payload of "
+        "a NaN are left out: results equal the reference up to signed zeros and NaN "
+        "payloads.\n"
+        "- **NaN in max pooling.** `max_pool2d` is onnxruntime's MaxPool alone, as "
+        "hand-written models and `torch.onnx.export`'s have it: a window without NaN gives "
+        "the reference's maximum (either zero where -0.0 and +0.0 meet); a window holding a "
+        "NaN gives NaN or the largest of some of its other values (the CPU kernel keeps the "
+        "largest of those it meets after the window's last NaN, NaN where that is its last "
+        "element). The reference, PyTorch's `max_pool2d` and JAX's `reduce_window` max give "
+        "NaN there; with `exact=True` the exporter finds those windows (one more pooling "
+        "pass over the input), which costs the example CNN 1.23x on the CPU "
+        "(`benchmarks/README.md`).\n"
+    )
+
+
+SEMANTICS.append(("exact=False", not_exact_prose(), []))
+
+
 def semantics_page(log: Callable[[str], None]) -> str:
     parts = [
         HEADER,

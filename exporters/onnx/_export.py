@@ -118,7 +118,10 @@ def export(
     zero or the payload of a NaN (onnxruntime's Where turning a picked -0.0 into +0.0, the
     order of -0.0 and +0.0 in max and min, the zero signs of ``%`` and ``//``, Relu's
     -0.0): results then equal the reference up to signed zeros and NaN payloads, with fewer
-    nodes (docs/support-matrix.md lists what each legalization costs).
+    nodes (docs/support-matrix.md lists what each legalization costs). It also takes
+    onnxruntime's MaxPool as it is: a pooling window holding a NaN gives NaN or the largest
+    of some of its other values, where the reference gives NaN (docs/semantics.md, section
+    "exact=False", states each difference).
 
     >>> import graphdsl as gd
     >>> from exporters.onnx import export
