@@ -908,6 +908,11 @@ def test_max_pool_not_exact_is_onnxruntimes_max_pool() -> None:
                gd.TensorType(gd.float32, (1, 2, 2, 12)))  # fmt: skip
     model = export(g, exact=False)
     assert [n.op_type for n in model.graph.node if n.op_type != "Cast"] == ["MaxPool"]
+    # for CUDA too: neither the NaN windows nor the kernel's lowest finite value for a window
+    # of -inf are repaired (export(target="cuda") repairs both)
+    cuda = [n.op_type for n in export(g, target="cuda", exact=False).graph.node]
+    assert [op for op in cuda if op != "Cast"] == ["MaxPool"]
+    assert "Equal" in [n.op_type for n in export(g, target="cuda").graph.node]
     nan = np.nan
     x = np.full((1, 2, 2, 12), 1.0, np.float32)
     for k in range(4):  # a NaN in each position of a window, then a window of NaN alone

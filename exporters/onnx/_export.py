@@ -120,9 +120,10 @@ def export(
     order of -0.0 and +0.0 in max and min, the zero signs of ``%`` and ``//``, Relu's
     -0.0): results then equal the reference up to signed zeros and NaN payloads, with fewer
     nodes (docs/support-matrix.md lists what each legalization costs). It also takes
-    onnxruntime's MaxPool as it is: a pooling window holding a NaN gives NaN or the largest
-    of some of its other values, where the reference gives NaN (docs/semantics.md, section
-    "exact=False", states each difference).
+    onnxruntime's MaxPool as it is (a pooling window holding a NaN gives NaN or the largest
+    of some of its other values, where the reference gives NaN), and on CUDA float16 and
+    bfloat16 MatMuls in the half type, accumulating in float32 (docs/semantics.md, section
+    "exact=False", states each difference and its bound).
 
     >>> import graphdsl as gd
     >>> from exporters.onnx import export

@@ -418,10 +418,11 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     r = _max_pool_native(b, node, xc)
     if src.kind is not Kind.float:
         return b.cast(r, x.dtype)
-    if b.target.quirk("maxpool_lowest"):
+    if b.target.quirk("maxpool_lowest") and b.exact:
         # a window of -inf (and padding) is -inf, where CUDA's kernel gives the lowest
         # finite value: a MaxPool of 1.0 where x is not -inf finds those windows (0.0 or
-        # less: nothing but -inf there)
+        # less: nothing but -inf there). export(exact=False) keeps the kernel's value (it
+        # takes onnxruntime's MaxPool as it is: below)
         real = b.node("Not", [b.node("Equal", [xc.name, b.scalar(-np.inf, cd).name],
                                      T.bool).name], T.bool)  # fmt: skip
         found = _max_pool_native(b, node, b.cast(real, cd))
