@@ -11,6 +11,10 @@ with ``x @ w``): ``examples/mlp_bf16.py``, ``examples/gpt2_block.py``,
 ``examples/int8_mlp.py`` (the weight dequantized in ``forward``, as a PyTorch user writes
 weight-only int8 without a quantization backend). tests/test_torch_models.py checks each
 against ``gd.evaluate``. torch is the ``bench`` extra: nothing else imports this module.
+
+Every tensor a module holds is a parameter or a buffer, and ``forward`` makes its own
+(positions, the causal mask) on its input's device, so ``module.to("cuda")`` runs PyTorch
+eager on the GPU (tests/test_torch_devices.py checks it on the "meta" device).
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ Weights = dict[str, np.ndarray]
 def _param(a: np.ndarray, dtype: torch.dtype) -> nn.Parameter:
     return nn.Parameter(torch.from_numpy(np.asarray(a, np.float32).copy()).to(dtype),
                         requires_grad=False)  # fmt: skip
+
+
+def _causal_mask(s: int, scores: torch.Tensor) -> torch.Tensor:
+    """-inf above the diagonal, 0 on and below it: ``[s, s]`` in the scores' dtype, made on
+    their device (a tensor made in ``forward`` without ``device=`` lands on the CPU)."""
+    full = torch.full((s, s), float("-inf"), dtype=scores.dtype, device=scores.device)
+    return full.triu(1)
 
 
 class MLP(nn.Module):
@@ -84,12 +95,12 @@ class GPT2Block(nn.Module):
         b, s = ids.shape
         d = p["wte"].shape[1]
         nh, hd = self.n_head, d // self.n_head
-        h = p["wte"][ids] + p["wpe"][torch.arange(s)]
+        h = p["wte"][ids] + p["wpe"][torch.arange(s, device=ids.device)]
         a = nn.functional.layer_norm(h, (d,), p["ln_1_weight"], p["ln_1_bias"], self.eps)
         qkv = a @ p["attn_c_attn_weight"] + p["attn_c_attn_bias"]
         q, k, v = (t.reshape(b, s, nh, hd).permute(0, 2, 1, 3) for t in qkv.split(d, dim=-1))
         scores = (q @ k.transpose(-1, -2)) * (1 / math.sqrt(hd))
-        mask = torch.full((s, s), float("-inf"), dtype=scores.dtype).triu(1)
+        mask = _causal_mask(s, scores)
         ctx = torch.softmax(scores + mask, dim=-1) @ v
         ctx = ctx.permute(0, 2, 1, 3).reshape(b, s, d)
         x = h + (ctx @ p["attn_c_proj_weight"] + p["attn_c_proj_bias"])
@@ -123,7 +134,7 @@ class LlamaBlock(nn.Module):
         c = self.cfg
         b, s, _ = x.shape
         nh, nkv, hd, rep = c.n_head, c.n_kv_head, c.head_dim, c.n_head // c.n_kv_head
-        angles = torch.arange(s, dtype=x.dtype)[:, None] * self.inv_freq[None, :]
+        angles = torch.arange(s, dtype=x.dtype, device=x.device)[:, None] * self.inv_freq[None, :]
         emb = torch.cat([angles, angles], dim=-1)[:, None, :]
         cos, sin = emb.cos(), emb.sin()
 
@@ -138,7 +149,7 @@ class LlamaBlock(nn.Module):
         k = rope(k.reshape(b, s, nkv, hd)).reshape(b, s, nkv, 1, hd).permute(0, 2, 3, 4, 1)
         v = v.reshape(b, s, nkv, 1, hd).permute(0, 2, 3, 1, 4)
         scores = (q @ k) * (1 / math.sqrt(hd))
-        mask = torch.full((s, s), float("-inf"), dtype=scores.dtype).triu(1)
+        mask = _causal_mask(s, scores)
         ctx = torch.softmax(scores + mask, dim=-1) @ v
         h = x + ctx.permute(0, 3, 1, 2, 4).reshape(b, s, nh * hd) @ self.o
         y = self.rms(h, self.ln2)

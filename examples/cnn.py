@@ -4,9 +4,10 @@ batch of 32x32 RGB images.
 
 The network is built in MAX's channels-last layout (NHWC input, RSCF filters) and, for
 comparison, in PyTorch's channels-first one (``input_layout="NCHW"``, OIHW filters). ONNX's
-Conv and MaxPool take channels first: a channels-last run of vision ops is transposed in once
-and out once (two consecutive convolutions or a convolution and its pool share the
-transposes; a ReLU or an add between them does not). The example exports both graphs,
+Conv and MaxPool take channels first: the graph transposes a channels-last run of vision ops
+in once and out once, and the export carries those transposes past the ReLUs, the residual
+add and the mean until each meets its inverse, so the channels-last model keeps one
+Transpose, its input's (``graphdsl.passes.sink_transposes``). The example exports both graphs,
 runs them on onnxruntime's CPU provider, compares them with ``gd.evaluate`` (the numpy
 reference), and prints their ONNX node counts and run times.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,8 +51,13 @@ def random_weights(cfg: Config, seed: int = 0) -> dict[str, np.ndarray]:
     }  # fmt: skip
 
 
-def build(w: dict[str, np.ndarray], cfg: Config) -> gd.Graph:
-    """The block as a graph from int64 ids ``[batch, seq]`` to float32 ``[batch, seq, d]``."""
+def build(w: dict[str, np.ndarray], cfg: Config, mask_dtype: Any = np.float32) -> gd.Graph:
+    """The block as a graph from int64 ids ``[batch, seq]`` to ``[batch, seq, d]``.
+
+    ``mask_dtype``: the causal mask's -inf. float32 (the default) makes the attention scores
+    and all after them float32 whatever the weights' dtype (a float32 result); the weights'
+    own dtype keeps the whole block in it (bfloat16 weights: a bfloat16 block, as PyTorch
+    computes one)."""
     d, nh = cfg.d_model, cfg.n_head
     hd = d // nh
     ids_type = gd.TensorType(gd.int64, ("batch", "seq"))
@@ -69,7 +75,7 @@ def build(w: dict[str, np.ndarray], cfg: Config) -> gd.Graph:
                    for t in gd.ops.split(qkv, [d, d, d], axis=-1))  # fmt: skip
         scores = (q @ k.transpose(-1, -2)) * np.float32(1 / math.sqrt(hd))
         # -inf above the diagonal (a query never sees a later key), 0 on and below it
-        never = gd.ops.broadcast_to(g.constant(np.float32(-np.inf)), scores.shape)
+        never = gd.ops.broadcast_to(g.constant(np.asarray(-np.inf, mask_dtype)), scores.shape)
         scores = scores + gd.ops.triu(never, 1)
         ctx = gd.ops.softmax(scores, axis=-1) @ v
         ctx = ctx.permute(0, 2, 1, 3).reshape("batch", "seq", d)

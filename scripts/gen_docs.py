@@ -777,6 +777,63 @@ def cuda_prose() -> str:
 SEMANTICS.append(("The CUDA target", cuda_prose(), []))
 
 
+def not_exact_prose() -> str:
+    """The section on export(exact=False): what it gives up, each with its bound."""
+    return (
+        "`export(graph, exact=True)` (the default) gives `gd.evaluate`'s results bit for bit "
+        "where the math is exact, whatever the price. `exact=False` takes onnxruntime's "
+        "native semantics where they differ only in these ways, each stated here and tested "
+        "(`tests/test_onnx_matrix.py` runs every (op, dtype) both ways):\n\n"
+        "- **Signed zeros and NaN payloads.** The legalizations that only fix the sign of a "
+        "zero (onnxruntime's Where turning a picked -0.0 into +0.0, the order of -0.0 and "
+        "+0.0 in max and min, the zero signs of `%` and `//`, Relu's -0.0) or the payload of "
+        "a NaN are left out: results equal the reference up to signed zeros and NaN "
+        "payloads.\n"
+        "- **NaN in max pooling.** `max_pool2d` is onnxruntime's MaxPool alone, as "
+        "hand-written models and `torch.onnx.export`'s have it: a window without NaN gives "
+        "the reference's maximum (either zero where -0.0 and +0.0 meet); a window holding a "
+        "NaN gives NaN or the largest of some of its other values (the CPU kernel keeps the "
+        "largest of those it meets after the window's last NaN, NaN where that is its last "
+        "element). The reference, PyTorch's `max_pool2d` and JAX's `reduce_window` max give "
+        "NaN there; with `exact=True` the exporter finds those windows (one more pooling "
+        "pass over the input), which costs the example CNN 1.23x on the CPU "
+        "(`benchmarks/README.md`). On CUDA the kernel also gives the lowest finite value "
+        "(-3.4028235e38 in float32) for a window of -inf and padding alone, where the "
+        "reference gives -inf (CUDA_QUIRKS' `maxpool_lowest`, repaired with `exact=True`).\n"
+        "- **float16 and bfloat16 MatMuls on CUDA** (`target=\"cuda\"`). `matmul`, "
+        "`qmatmul` and `linear`'s product run in the half type on cuBLAS (tensor cores) "
+        "instead of in float32 between Casts (`exporters/onnx/_targets.py`, "
+        "HALF_ACCUMULATES_F32; `scaled_dot_product_attention` keeps float32: its scores "
+        "feed a softmax). cuBLAS multiplies the half inputs exactly (two p-bit significands "
+        "make at most 2p = 22 bits, and float32 holds 24), adds the k products in float32 in "
+        "an order of its own, and rounds to the half type; in its default math mode it may "
+        "also split the k terms into S slices (split-K) and add the S partial sums in the "
+        "half type. For an output y = Σ a_i b_i of k terms, with u = 2^-24 (float32's unit "
+        "roundoff) and u_h = 2^-11 (float16) or 2^-8 (bfloat16), to first order in u and "
+        "u_h:\n\n"
+        "  `|ŷ - y| <= ((k - 1) u + S u_h) Σ |a_i b_i|`, and with S = 1 (no split) "
+        "`|ŷ - y| <= (k - 1) u Σ |a_i b_i| + u_h |y|`\n\n"
+        "  The float32 sum of k exact terms in any order is within γ_(k-1) Σ |a_i b_i| of y, "
+        "γ_n = n u / (1 - n u) (Higham, *Accuracy and Stability of Numerical Algorithms*, "
+        "§4.2); rounding it to the half type adds at most u_h times its magnitude (half an "
+        "ulp; for a subnormal result, half the type's smallest spacing: 2^-25 in float16). "
+        "With split-K, each slice's float32 sum rounds to the half type (u_h times the "
+        "slice's Σ |a_i b_i|) and each of the S - 1 additions in the half type rounds again "
+        "(u_h times at most Σ |a_i b_i|): S u_h Σ |a_i b_i| in all. The reference rounds its "
+        "own float32 sum once, within the S = 1 bound of y; the two differ by at most the "
+        "sum of their bounds. A product or partial sum past the half type's range is inf "
+        "(float16: 65504), where a float32 sum of the same terms might come back in range; "
+        "the reference rounds that sum to the half type, which overflows too unless "
+        "cancellation brings it back. Checked by `tests/test_half_matmul.py`: float16 on "
+        "onnxruntime's CPU provider, whose float16 MatMul computes in float32 and rounds "
+        "once (S = 1); bfloat16 has no CPU kernel, so its bound is checked only on CUDA "
+        "(`pytest --provider cuda tests/test_half_matmul.py`).\n"
+    )
+
+
+SEMANTICS.append(("exact=False", not_exact_prose(), []))
+
+
 def semantics_page(log: Callable[[str], None]) -> str:
     parts = [
         HEADER,

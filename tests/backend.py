@@ -4,11 +4,12 @@ is a development aid without a GPU: models exported for CUDA, run on the CPU pro
 checks the arithmetic of the CUDA rewrites wherever the CPU has the kernels (it has no
 bfloat16 arithmetic, for one: those cases fail to load).
 
-Tests import ``export``, ``run`` and ``inference_session`` from here: ``export`` targets the
-provider's export target, ``run`` and ``inference_session`` use its providers (the CUDA
-provider first and the CPU behind it, as users list them; TF32 off, run()'s default). A test
-that pins a fact of one provider (node counts, a kernel's behaviour) passes ``target=`` or
-``providers=`` itself, or is marked with :data:`cpu_only` / :data:`cuda_only`.
+Tests import ``export``, ``run``, ``inference_session`` and ``Session`` from here: ``export``
+targets the provider's export target, ``run``, ``inference_session`` and ``Session`` use its
+providers (the CUDA provider first and the CPU behind it, as users list them; TF32 off,
+run()'s default). A test that pins a fact of one provider (node counts, a kernel's
+behaviour) passes ``target=`` or ``providers=`` itself, or is marked with :data:`cpu_only` /
+:data:`cuda_only`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "CPU",
     "CUDA",
     "PROVIDER",
+    "Session",
     "as_ml_dtypes",
     "configure",
     "cpu_only",
@@ -93,6 +95,10 @@ def run(model: Any, inputs: Any, **kwargs: Any) -> list[Any]:
 
 def inference_session(model: Any, providers_: Any = None, **kwargs: Any) -> Any:
     return xo.inference_session(model, providers_ or providers(), **kwargs)
+
+
+def Session(model: Any, providers_: Any = None, **kwargs: Any) -> xo.Session:
+    return xo.Session(model, providers_ or providers(), **kwargs)
 
 
 cpu_only = pytest.mark.skipif(

@@ -909,8 +909,7 @@ def test_a_mean_over_other_axes_stays_a_reduce_mean() -> None:
     assert [n.op_type for n in export(g).graph.node] == ["ReduceMean"]
 
 
-@pytest.mark.parametrize("exact", [False, True])
-def test_max_pool_nan_windows_with_infinities_of_both_signs(exact: bool) -> None:
+def test_max_pool_nan_windows_with_infinities_of_both_signs() -> None:
     # the NaN windows are found as those whose mean of x * x is NaN (exporters/onnx/_lower/
     # vision.py): a window of +inf and -inf has an infinite mean there, not NaN, and its max
     # is +inf; with a NaN too, NaN
@@ -921,8 +920,36 @@ def test_max_pool_nan_windows_with_infinities_of_both_signs(exact: bool) -> None
                     [-inf, inf, -inf, 2.0, -inf, -inf, 3e38, 3e38]]]], np.float32)  # fmt: skip
     want = gd.evaluate(g, [x])[0]
     np.testing.assert_array_equal(want, np.array([[[[inf, nan, 1.0, 3e38]]]], np.float32))
-    got = run(export(g, exact=exact), [x])[0]
+    got = run(export(g), [x])[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_max_pool_not_exact_is_onnxruntimes_max_pool() -> None:
+    """export(exact=False): a bare MaxPool, whose window holding a NaN gives NaN or the
+    largest of some of its other values (the CPU kernel: of those it meets after the last
+    NaN; here they are all 1); every other window as the reference."""
+    g = one_op(lambda v: gd.ops.max_pool2d(v, (2, 2), stride=2, input_layout="NCHW"),
+               gd.TensorType(gd.float32, (1, 2, 2, 12)))  # fmt: skip
+    model = export(g, exact=False)
+    assert [n.op_type for n in model.graph.node if n.op_type != "Cast"] == ["MaxPool"]
+    # for CUDA too: neither the NaN windows nor the kernel's lowest finite value for a window
+    # of -inf are repaired (export(target="cuda") repairs both)
+    cuda = [n.op_type for n in export(g, target="cuda", exact=False).graph.node]
+    assert [op for op in cuda if op != "Cast"] == ["MaxPool"]
+    assert "Equal" in [n.op_type for n in export(g, target="cuda").graph.node]
+    nan = np.nan
+    x = np.full((1, 2, 2, 12), 1.0, np.float32)
+    for k in range(4):  # a NaN in each position of a window, then a window of NaN alone
+        x[0, :, k // 2, 2 * k + k % 2] = nan
+    x[0, :, :, 8:10] = nan
+    x[0, 1, :, 10:12] = [[-0.0, 0.0], [-3.0, -0.0]]  # zeros of both signs: either may come
+    want = gd.evaluate(g, [x])[0]
+    others = gd.evaluate(g, [np.where(np.isnan(x), -np.inf, x)])[0]  # without the NaN
+    got = run(model, [x])[0]
+    held = np.isnan(want)
+    assert held[0, :, 0, :5].all() and not held[0, 0, 0, 5]
+    assert (np.isnan(got[held]) | (got[held] == others[held])).all()
+    np.testing.assert_array_equal(got[~held], want[~held])  # (== : -0.0 equals +0.0)
 
 
 def test_a_channels_mismatch_names_the_layout_that_would_fit() -> None:

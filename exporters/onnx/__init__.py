@@ -18,6 +18,7 @@ from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
 from exporters.onnx._placement import CpuFallbackWarning, CpuNode, cpu_nodes
 from exporters.onnx._run import Options, RunError, inference_session, options, run
+from exporters.onnx._session import Session
 
 __all__ = [
     "CpuFallbackWarning",
@@ -25,6 +26,7 @@ __all__ = [
     "ExportError",
     "Options",
     "RunError",
+    "Session",
     "cpu_nodes",
     "export",
     "inference_session",

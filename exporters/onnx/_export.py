@@ -25,7 +25,7 @@ from exporters.onnx._weights import bind as bind_weights
 from exporters.onnx._weights import lower_weight
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol
-from graphdsl.passes import canonicalize
+from graphdsl.passes import canonicalize, sink_transposes
 from graphdsl.printing import value_names
 from graphdsl.verify import verify
 from graphdsl.weights import Weights, declared_weights
@@ -87,9 +87,10 @@ def export(
     """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
 
     Runs the pass pipeline (:func:`graphdsl.passes.canonicalize`: implicit_cast, constant
-    folding, CSE, DCE), lowers each op through the lowering table with the target's kernel
-    legalizations, checks the model, and saves it to ``path`` when given (constants over
-    1 GiB in all go to an external data file beside it). Saving is atomic: both files are
+    folding, CSE, DCE; then :func:`graphdsl.passes.sink_transposes`), lowers each op through
+    the lowering table with the target's kernel legalizations, checks the model, and saves it
+    to ``path`` when given (constants over 1 GiB in all go to an external data file beside
+    it). Saving is atomic: both files are
     written under temporary names beside ``path``, checked, then renamed into place, so a
     failed or interrupted export leaves the files at ``path`` as they were. The graph is
     frozen: changing it afterwards raises :class:`~graphdsl.GraphError`.
@@ -118,7 +119,11 @@ def export(
     zero or the payload of a NaN (onnxruntime's Where turning a picked -0.0 into +0.0, the
     order of -0.0 and +0.0 in max and min, the zero signs of ``%`` and ``//``, Relu's
     -0.0): results then equal the reference up to signed zeros and NaN payloads, with fewer
-    nodes (docs/support-matrix.md lists what each legalization costs).
+    nodes (docs/support-matrix.md lists what each legalization costs). It also takes
+    onnxruntime's MaxPool as it is (a pooling window holding a NaN gives NaN or the largest
+    of some of its other values, where the reference gives NaN), and on CUDA float16 and
+    bfloat16 MatMuls in the half type, accumulating in float32 (docs/semantics.md, section
+    "exact=False", states each difference and its bound).
 
     >>> import graphdsl as gd
     >>> from exporters.onnx import export
@@ -172,6 +177,11 @@ def _export(
         # corrupted by hand gets here (every node's types were checked when it was built)
         verify(graph, check_types=False)  # names the broken invariant
         raise
+    sunk = sink_transposes(lowered)  # layout transposes cancelled across elementwise ops
+    if sunk is not lowered:
+        if lowered is not graph:
+            lowered.release()
+        lowered = sunk
     b = Builder(tgt, exact=exact)
     local = b.memo[FUNCTIONS] = Functions(opset, inline=not functions)
     declared = declared_weights(graph)

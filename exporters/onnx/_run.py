@@ -315,14 +315,19 @@ class _Session:
         """Each output has its declared shape, its dimension names bound as the inputs bind
         them: a result the reference would refuse (an optimizer that turned an error into a
         clamped value, say) is a RunError, not an answer."""
+        self.check_shapes([np.shape(o) for o in outs], [np.shape(a) for a in arrays])
+
+    def check_shapes(
+        self, out_shapes: Sequence[tuple[int, ...]], in_shapes: Sequence[tuple[int, ...]]
+    ) -> None:
+        """:meth:`check_outputs` from the shapes alone (of OrtValues, say: no arrays)."""
         bound: dict[str, int] = {}
         if self.symbolic_out:
-            for (_, _, dims), arr in zip(self.spec, arrays, strict=True):
-                for d, n in zip(dims, np.shape(arr), strict=False):
+            for (_, _, dims), in_shape in zip(self.spec, in_shapes, strict=True):
+                for d, n in zip(dims, in_shape, strict=False):
                     if isinstance(d, str):
                         bound.setdefault(d, n)
-        for name, dims, out in zip(self.output_names, self.out_dims, outs, strict=True):
-            shape = np.shape(out)
+        for name, dims, shape in zip(self.output_names, self.out_dims, out_shapes, strict=True):
             if shape == dims:
                 continue
             ok = len(shape) == len(dims) and all(
@@ -591,14 +596,33 @@ def run(
     if last is not None and last[0] is model and last[1] == key and last[2].current(model):
         sess = last[2]  # the same model again, unchanged: skip the lookups
     else:
-        if isinstance(model, os.PathLike):
-            model = os.fspath(model)
-        if isinstance(model, str) and not os.path.exists(model):
-            raise RunError(f"no model file at {model!r}")
-        default = providers_for(model) if isinstance(model, Graph) else None
-        opts = options(providers if providers is not None else default, **kwargs)
-        sess = _session_for(model, opts)
+        model, sess = session_of(model, providers, **kwargs)
         _last = (model, key, sess)
+    return execute(sess, model, inputs)
+
+
+def session_of(
+    model: Graph | ModelProto | str | os.PathLike[str],
+    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+    **kwargs: Any,
+) -> tuple[Graph | ModelProto | str, _Session]:
+    """run()'s session for ``model`` and its options (from the cache, or made and cached),
+    with the model as run() keys it (a path as a string)."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if isinstance(model, str) and not os.path.exists(model):
+        raise RunError(f"no model file at {model!r}")
+    default = providers_for(model) if isinstance(model, Graph) else None
+    opts = options(providers if providers is not None else default, **kwargs)
+    return model, _session_for(model, opts)
+
+
+def execute(
+    sess: _Session, model: Graph | ModelProto | str, inputs: Mapping[str, Any] | Sequence[Any]
+) -> list[np.ndarray]:
+    """run() of ``model`` on its session ``sess``: the inputs checked (and converted as
+    run() converts them), the outputs checked against their declared shapes, onnxruntime's
+    errors as :class:`RunError`."""
     try:
         feeds = sess.fast_feeds(inputs) if sess.plain else None
         if feeds is not None:  # the common case: arrays that fit exactly, no conversions

@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 
 from exporters.onnx._kernels import load_kernels
 
-__all__ = ["CPU_BEFORE", "CUDA_BROKEN", "CUDA_QUIRKS", "ROUNDS_ONCE", "TARGETS", "Target"]
+__all__ = [
+    "CPU_BEFORE",
+    "CUDA_BROKEN",
+    "CUDA_QUIRKS",
+    "HALF_ACCUMULATES_F32",
+    "ROUNDS_ONCE",
+    "TARGETS",
+    "Target",
+]
 
 # Ops every provider has for int64 shape data and control flow: assumed where a table does
 # not list them (the CPU table measures Shape, Gather and Slice per element type; the CUDA
@@ -55,6 +63,22 @@ ROUNDS_ONCE: dict[str, dict[str, frozenset[str]]] = {
         "Gelu": frozenset({"FLOAT16"}),
         **{op: frozenset({"FLOAT16", "BFLOAT16"}) for op in ("Add", "Sub", "Mul", "Div")},
     },
+}
+
+
+# (op key -> float16 / bfloat16 types) whose kernel multiplies in the half type's products
+# (exact in float32), accumulates in float32 and rounds the result to the half type, which
+# export(exact=False) uses instead of float32 between two Casts (tensor cores for MatMul):
+# - MatMul on CUDA: cuBLAS's GEMM with half / bfloat16 inputs and outputs and
+#   CUBLAS_COMPUTE_32F (onnxruntime's math/matmul.cc, MatMulImpl -> cublasGemmHelper). In
+#   CUBLAS_DEFAULT_MATH, which onnxruntime uses, cuBLAS may split the contraction (split-K)
+#   and reduce the S partial sums in the half type ("reduced precision reduction"), as
+#   PyTorch's default allows too: the bound in docs/semantics.md (section "exact=False")
+#   counts the S slices. Not bit for bit the reference's float32 sum rounded once: within
+#   that bound, so only where exact=False asks for it.
+HALF_ACCUMULATES_F32: dict[str, dict[str, frozenset[str]]] = {
+    "cpu": {},
+    "cuda": {"MatMul": frozenset({"FLOAT16", "BFLOAT16"})},
 }
 
 
@@ -186,6 +210,8 @@ class Target:
     registered: dict[str, frozenset[str]] | None = None
     fallback: Target | None = None
     quirks: frozenset[str] = frozenset()
+    # HALF_ACCUMULATES_F32's entry for the target: empty unless given
+    half_accumulating_kernels: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def has(self, op: str, type_name: str) -> bool:
         kernels = self.kernels.get(op)
@@ -223,6 +249,14 @@ class Target:
         computes in float32 and rounds its result once (ROUNDS_ONCE)? Then a lowering may run
         it in the narrow type itself instead of in float32 between two Casts."""
         return type_name in self.rounds_once_kernels.get(op, ()) and self.has(op, type_name)
+
+
+    def accumulates_f32(self, op: str, type_name: str) -> bool:
+        """Does ``op`` have a kernel for the half type ``type_name`` that accumulates in
+        float32 and rounds to it at the end (HALF_ACCUMULATES_F32)? ``export(exact=False)``
+        runs it in the half type."""
+        kernels = self.half_accumulating_kernels.get(op, ())
+        return type_name in kernels and self.has(op, type_name)
 
 
 def _without(table: dict[str, frozenset[str]], drop: dict[str, frozenset[str]]) -> dict[
@@ -289,5 +323,6 @@ TARGETS = {
         registered=_CUDA_REGISTERED,
         fallback=_CPU,
         quirks=frozenset(CUDA_QUIRKS),
+        half_accumulating_kernels=HALF_ACCUMULATES_F32["cuda"],
     ),
 }

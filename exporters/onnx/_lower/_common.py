@@ -16,7 +16,7 @@ from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 from graphdsl.shapes import dim_terms, render_dim
 
-__all__ = ["LOWER", "Lowering", "SymbolicDims", "T", "register", "simple"]
+__all__ = ["LOWER", "Lowering", "SymbolicDims", "T", "half_matmul", "register", "simple"]
 
 T = DType
 Lowering = Callable[[Builder, Symbol, list[V], "SymbolicDims"], V]
@@ -150,3 +150,10 @@ def simple(onnx_op: str, *, narrow: bool = True, bits: bool = False) -> Lowering
         return b.elementwise(onnx_op, args, narrow_in_f32=narrow and not native, bits=bits)
 
     return lower
+
+
+def half_matmul(b: Builder, d: DType) -> bool:
+    """May a MatMul of ``d`` operands run in ``d`` itself (a float16 / bfloat16 MatMul on
+    tensor cores) instead of in float32 between Casts? With ``export(exact=False)``, where
+    the target's kernel accumulates in float32 (Target.accumulates_f32: CUDA's)."""
+    return not b.exact and d in NARROW and b.target.accumulates_f32("MatMul", type_name(d))

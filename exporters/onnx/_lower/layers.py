@@ -6,7 +6,9 @@ to the result dtype, as the reference does (whose float64 sums these are within 
 the ops' docstrings state).
 
 - ``linear``: Transpose of the (out, in) weight, MatMul, Add. onnxruntime folds the
-  Transpose of a constant or weight (an initializer) when it loads the model.
+  Transpose of a constant or weight (an initializer) when it loads the model. With
+  ``export(exact=False)`` on CUDA a float16 / bfloat16 MatMul runs in its own type
+  (``half_matmul``), the bias added in float32.
 - ``batch_norm``: folded into the convolution it follows when that is an ONNX Conv in
   float32: a new Conv whose filter is the old one times gamma / sqrt(var + epsilon) per
   output channel and whose bias is (bias - mean) * that + beta, computed from the weights by
@@ -28,7 +30,7 @@ import numpy as np
 from onnx import NodeProto
 
 from exporters.onnx._builder import Builder, V
-from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._common import SymbolicDims, T, half_matmul, register
 from exporters.onnx._types import type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
@@ -46,12 +48,15 @@ def _compute(out: DType) -> DType:
 @register("linear")
 def _linear(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     out = args[0].dtype
-    f = _compute(out)
-    x, w, *bias = (b.cast(a, f) for a in args)
+    # export(exact=False) on CUDA: a half MatMul (float32 accumulation, rounded to the half
+    # type), then the bias added in float32 and rounded again
+    f = out if half_matmul(b, out) else _compute(out)
+    x, w = (b.cast(a, f) for a in args[:2])
     wt = b.node("Transpose", [w.name], f, perm=[1, 0])  # (in, out): folded for a weight
     y = b.elementwise("MatMul", [x, wt])
-    if bias:
-        y = b.elementwise("Add", [y, bias[0]])
+    if len(args) > 2:
+        f = _compute(out)
+        y = b.elementwise("Add", [b.cast(y, f), b.cast(args[2], f)])
     return b.cast(y, out)
 
 

@@ -6,6 +6,7 @@ from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._lower._common import (
     SymbolicDims,
     T,
+    half_matmul,
     register,
 )
 from exporters.onnx._types import storage, type_name
@@ -39,9 +40,12 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         # zeros as int32/int64); signed products and sums wrap the same way: exact
         r = b.elementwise("MatMul", [b.cast(a, signed) for a in args], bits=True)
         return b.cast(r, args[0].dtype)
-    # narrow floats in float32 on every target: CUDA's half MatMul accumulates in float32 but
-    # may round split-K partial sums to the half type (exporters/onnx/_targets.py)
-    return b.elementwise("MatMul", args, narrow_in_f32=True, bits=True)
+    # narrow floats in float32 (the reference's float32 sum, rounded once), but with
+    # export(exact=False) where the target's half MatMul accumulates in float32: CUDA's, which
+    # may also round split-K partial sums to the half type (exporters/onnx/_targets.py,
+    # HALF_ACCUMULATES_F32; the bound: docs/semantics.md)
+    return b.elementwise("MatMul", args, narrow_in_f32=not half_matmul(b, args[0].dtype),
+                         bits=True)  # fmt: skip
 
 
 def _in_f32(b: Builder, op: str, x: V) -> bool:

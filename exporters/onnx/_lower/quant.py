@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from exporters.onnx._builder import Builder, V
-from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._common import SymbolicDims, T, half_matmul, register
 from exporters.onnx._types import onnx_type, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
@@ -221,4 +221,5 @@ def _qmatmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x, q, scale = args[0], args[1], args[2]
     layout = _Layout(node, node.inputs[1].shape, 2)
     w = dequantized(b, q, scale, args[3] if len(args) > 3 else None, layout, dims)
-    return b.elementwise("MatMul", [x, w], narrow_in_f32=True)
+    half = half_matmul(b, x.dtype)  # export(exact=False) on CUDA: in the half type
+    return b.elementwise("MatMul", [x, w], narrow_in_f32=not half)

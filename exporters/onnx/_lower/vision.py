@@ -418,23 +418,28 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     r = _max_pool_native(b, node, xc)
     if src.kind is not Kind.float:
         return b.cast(r, x.dtype)
-    if b.target.quirk("maxpool_lowest"):
+    if b.target.quirk("maxpool_lowest") and b.exact:
         # a window of -inf (and padding) is -inf, where CUDA's kernel gives the lowest
         # finite value: a MaxPool of 1.0 where x is not -inf finds those windows (0.0 or
-        # less: nothing but -inf there)
+        # less: nothing but -inf there). export(exact=False) keeps the kernel's value (it
+        # takes onnxruntime's MaxPool as it is: below)
         real = b.node("Not", [b.node("Equal", [xc.name, b.scalar(-np.inf, cd).name],
                                      T.bool).name], T.bool)  # fmt: skip
         found = _max_pool_native(b, node, b.cast(real, cd))
         none = b.node("Less", [found.name, b.scalar(0.5, cd).name], T.bool)
         r = b.node("Where", [none.name, b.scalar(-np.inf, cd).name, r.name], cd)
     # onnxruntime's MaxPool skips NaN and keeps whichever of -0.0 and +0.0 it meets first
-    # (measured: [1, nan] gives 1, [-0.0, +0.0] gives -0.0); the reference propagates NaN and
-    # orders -0.0 < +0.0. One more MaxPool, of 1.0 where x is NaN, says which windows hold a
-    # NaN; a Where puts NaN there. Where x may hold -0.0 (and export(exact=True)), it pools a
-    # code per element instead (2: NaN, 1: +0.0, 0: else), which also says which windows
-    # hold a +0.0; the result is r + 0.0 (a -0.0 made +0.0, nothing else changed) times -1
-    # where r is zero and no +0.0 was there, times NaN where a NaN was there (else 1: exact).
-    if not b.exact or xc.name in b.no_negative_zero:  # NaN alone (no -0.0: no order of zeros)
+    # (measured: [1, nan] gives 1, [-0.0, +0.0] gives -0.0; a NaN the window's last element
+    # gives NaN); the reference propagates NaN and orders -0.0 < +0.0. export(exact=False)
+    # takes onnxruntime's semantics as they are (the MaxPool alone, as hand-written models
+    # and torch.onnx's have it). Else one more MaxPool, of 1.0 where x is NaN, says which
+    # windows hold a NaN; a Where puts NaN there. Where x may hold -0.0, it pools a code per
+    # element instead (2: NaN, 1: +0.0, 0: else), which also says which windows hold a
+    # +0.0; the result is r + 0.0 (a -0.0 made +0.0, nothing else changed) times -1 where r
+    # is zero and no +0.0 was there, times NaN where a NaN was there (else 1: exact).
+    if not b.exact:
+        return b.cast(r, x.dtype)
+    if xc.name in b.no_negative_zero:  # NaN alone (no -0.0: no order of zeros)
         return b.cast(_nan_where_nan_in_window(b, node, xc, r), x.dtype)
     nan = b.cast(b.node("IsNaN", [xc.name], T.bool), cd)  # 1.0 where NaN, else 0.0
     zero, one = b.scalar(0.0, cd), b.scalar(1.0, cd)
