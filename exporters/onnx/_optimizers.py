@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
+import onnx.inliner
 from onnx import ModelProto, numpy_helper
 
 __all__ = [
@@ -71,7 +72,9 @@ SOMETIMES_OFF: dict[str, str] = {
         "runs a Conv with a constant filter in the NCHWc layout, which skips the zero "
         "padding: an infinite weight over the padding gives inf there, NaN (0 * inf) in the "
         "reference, and a NaN weight over a window of padding only gives the bias, NaN in the "
-        "reference; off where a Conv's filter holds inf or NaN, or is computed"
+        "reference; off where a Conv's filter, once constant folding is done, holds inf or NaN "
+        "(a filter computed from the weights, as a folded batch norm's, is evaluated), or is "
+        "not known (in a control-flow subgraph, or its data not found)"
     ),
     "SimplifiedLayerNormFusion": (
         "fuses x / Sqrt(ReduceMean(x ** 2) + eps) into SimplifiedLayerNormalization, whose "
@@ -96,7 +99,7 @@ def session_config(model: ModelProto) -> dict[str, str]:
     call, the same values from the same kernel: the example int8 MLP runs 2.3x faster, as
     fast as its float32 form, at float32's memory for those weights (see
     :func:`optimizers_off` for larger ones)."""
-    found = _watched(model.graph)
+    found = _watched(_structure(model).graph)
     if found["QuantizeLinear"] or found["DequantizeLinear"]:
         return {"session.disable_quant_qdq": "1"}
     return {}
@@ -124,19 +127,20 @@ def optimizers_off(
     :data:`ALWAYS_OFF`, and those of :data:`SOMETIMES_OFF` that would change its results.
     ``folder`` holds its external data (a Conv filter stored there is read to check it)."""
     off = set(ALWAYS_OFF)
-    found = _watched(model.graph)
+    flat = _structure(model)
+    found = _watched(flat.graph)
     if _dequantized_bytes(model, found["DequantizeLinear"]) >= FOLD_DEQUANTIZED_BELOW:
         # int8 weights that would take this much memory as float32 stay int8 (dequantized
         # at every call): constant folding is left out of such a model
         off.add("ConstantFolding")
-    if not _finite_conv_filters(model, folder, found["Conv"]):
+    if not _finite_conv_filters(model, flat, folder, found["Conv"]):
         off.add("NchwcTransformer")
     cuda = "CUDAExecutionProvider" in providers
-    if not _means_over_non_empty_axes(model, found["ReduceMean"]) or not _norms_fuse_exactly(
-        model, found, cuda
+    if not _means_over_non_empty_axes(flat, found["ReduceMean"]) or not _norms_fuse_exactly(
+        flat, found, cuda
     ):
         off.add("SimplifiedLayerNormFusion")
-    if cuda and found["Conv"] and _pads_before_convs(model):
+    if cuda and found["Conv"] and _pads_before_convs(flat):
         # the exporter pads explicitly where CUDA's Conv would leave the padding out of its
         # sums (a filter with inf or NaN): the Pad fusion would move the Pad back into the Conv
         off.add("Pad_Fusion")  # (the rule's name; its class is PadFusion)
@@ -214,30 +218,131 @@ def _constants(model: ModelProto) -> dict[str, onnx.TensorProto]:
     return found
 
 
-def _finite_conv_filters(model: ModelProto, folder: str | None, convs: list[Found]) -> bool:
-    """Does every Conv read a filter that is a graph input or a constant without inf or NaN?
+def _finite_conv_filters(
+    model: ModelProto, flat: ModelProto, folder: str | None, convs: list[Found]
+) -> bool:
+    """Does every Conv that onnxruntime could run in NCHWc read a filter without inf or NaN?
 
-    A filter computed in the graph could be folded into a constant by onnxruntime: unknown.
+    NCHWc takes a Conv whose filter is constant once constant folding is done: an
+    initializer, or a value computed from initializers only (a batch norm folded into the
+    convolution: ``flat``'s nodes computing it are evaluated, as folding would). A filter
+    that is a graph input, or computed from one, is never constant. ``flat``: ``model``'s
+    structure (:func:`_structure`); ``model`` holds the weights, ``folder`` their external
+    data (unknown where it is needed and None).
     """
     if not convs:
         return True
-    constants = _constants(model)
+    if any(nested for _, nested in convs):
+        return False
+    constants = {**_constants(model), **_constants(flat)}
     inputs = {i.name for i in model.graph.input} - set(constants)
-    for node, nested in convs:
+    producers = {o: n for n in flat.graph.node for o in n.output if o}
+    computed: list[str] = []
+    needed: set[int] = set()  # ids of the nodes that compute them
+    for node, _ in convs:
         name = node.input[1]
-        if nested or (name not in inputs and name not in constants):
-            return False
+        if name in inputs:
+            continue
         if name in constants:
-            tensor = constants[name]
-            if tensor.data_location == onnx.TensorProto.EXTERNAL and folder is None:
-                return False  # not known where its data lies
-            try:
-                weights = numpy_helper.to_array(tensor, base_dir=folder or "")
-            except Exception:  # missing or unreadable data (onnx raises its ValidationError)
+            weights = _array(constants[name], folder)
+            if weights is None or not _finite(weights):
                 return False
-            if weights.dtype.kind == "f" and not np.isfinite(weights).all():
-                return False
-    return True
+            continue
+        upstream = _upstream(name, producers, constants, inputs)
+        if upstream is None:
+            return False
+        if upstream is not _RUNTIME:
+            computed.append(name)
+            needed |= upstream
+    if not computed:
+        return True
+    values = _evaluate(flat, [n for n in flat.graph.node if id(n) in needed], computed,
+                       constants, folder)  # fmt: skip
+    return values is not None and all(_finite(v) for v in values)
+
+
+def _finite(weights: np.ndarray) -> bool:
+    return weights.dtype.kind != "f" or bool(np.isfinite(weights).all())
+
+
+def _array(tensor: onnx.TensorProto, folder: str | None) -> np.ndarray | None:
+    """A constant's value, None where its data cannot be read."""
+    if tensor.data_location == onnx.TensorProto.EXTERNAL and folder is None:
+        return None  # not known where its data lies
+    try:
+        return numpy_helper.to_array(tensor, base_dir=folder or "")
+    except Exception:  # missing or unreadable data (onnx raises its ValidationError)
+        return None
+
+
+_RUNTIME: set[int] = set()  # _upstream's answer for a value computed from a graph input
+
+
+def _upstream(
+    name: str,
+    producers: dict[str, onnx.NodeProto],
+    constants: dict[str, onnx.TensorProto],
+    inputs: set[str],
+) -> set[int] | None:
+    """The ids of the nodes that compute ``name`` from constants; _RUNTIME where a graph
+    input is among its sources (never folded), None where a node holds a subgraph or is of
+    another domain (not evaluated here)."""
+    seen: set[int] = set()
+    todo = [name]
+    while todo:
+        value = todo.pop()
+        if value in constants or not value:
+            continue
+        if value in inputs:
+            return _RUNTIME
+        node = producers.get(value)
+        if node is None or node.op_type in _SUBGRAPHS or node.domain not in ("", "ai.onnx"):
+            return None
+        if id(node) not in seen:
+            seen.add(id(node))
+            todo.extend(node.input)
+    return seen
+
+
+def _evaluate(
+    flat: ModelProto,
+    nodes: list[onnx.NodeProto],
+    names: list[str],
+    constants: dict[str, onnx.TensorProto],
+    folder: str | None,
+) -> list[np.ndarray] | None:
+    """``names``' values, computed by ``nodes`` (in graph order) from ``constants`` with
+    onnx's reference evaluator; None where a constant's data cannot be read or it fails."""
+    from onnx.reference import ReferenceEvaluator
+
+    produced = {o for n in nodes for o in n.output}
+    sources = sorted({i for n in nodes for i in n.input if i and i not in produced})
+    feeds = {}
+    for source in sources:
+        value = _array(constants[source], folder)
+        if value is None:
+            return None
+        feeds[source] = value
+    h = onnx.helper
+    graph = h.make_graph(nodes, "filters", [h.make_empty_tensor_value_info(s) for s in sources],
+                         [h.make_empty_tensor_value_info(n) for n in names])  # fmt: skip
+    sub = h.make_model(graph, opset_imports=flat.opset_import, ir_version=flat.ir_version)
+    try:
+        return [np.asarray(v) for v in ReferenceEvaluator(sub).run(None, feeds)]
+    except Exception:  # an op the reference evaluator lacks: unknown
+        return None
+
+
+def _structure(model: ModelProto) -> ModelProto:
+    """``model`` as onnxruntime's optimizers see it: its local functions inlined, as
+    onnxruntime inlines them when it loads the model (a Conv or ReduceMean in a function
+    is then in the graph), its large initializers typed inputs without data. ``model``
+    itself where it has no functions."""
+    if not model.functions:
+        return model
+    out = _without_weights(model)
+    out.functions.extend(model.functions)
+    return onnx.inliner.inline_local_functions(out)
 
 
 _SMALL = 64  # initializers kept for shape inference (shape tensors and axes); others typed
