@@ -181,12 +181,11 @@ def _gathered(b: Builder, x: V, indices: V, axis: int) -> V:
     return b.cast(values, x.dtype)
 
 
-@register("top_k")
-def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
-    x = args[0]
+def selected(b: Builder, node: Symbol, x: V, largest: int) -> V:
+    """``top_k``'s (``largest`` 1) or ``bottom_k``'s (0) result of ``node`` on ``x``."""
     rank = node.inputs[0].rank
     axis = int(node.attrs["axis"]) % rank
-    values, indices = _top_k(b, x, int(node.attrs["k"]), axis, 1, rank)
+    values, indices = _top_k(b, x, int(node.attrs["k"]), axis, largest, rank)
     if node.attrs["result"] == "indices":
         return indices
     if values is None:  # (floats: TopK ran on a key; the values are x's at the indices)
@@ -194,6 +193,11 @@ def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) ->
     if storage(x.dtype) is T.uint64:  # back from the order-preserving map of _ordered
         values = b.elementwise("Sub", [values, b.scalar(_INT64_MIN, T.int64)])
     return b.cast(values, x.dtype)  # (exact: TopK ran in x's dtype or a widening of it)
+
+
+@register("top_k")
+def _top_k_lower(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return selected(b, node, args[0], 1)
 
 
 @register("argsort")
