@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import ml_dtypes
-import numpy as np
 import onnxruntime as ort
 import pytest
 
@@ -29,14 +27,12 @@ __all__ = [
     "CUDA",
     "PROVIDER",
     "Session",
-    "as_ml_dtypes",
     "configure",
     "cpu_only",
     "cuda_only",
     "export",
     "inference_session",
     "providers",
-    "reference_evaluator",
     "run",
     "target",
 ]
@@ -109,33 +105,3 @@ cuda_only = pytest.mark.skipif(
     "os.environ.get('GRAPHDSL_TEST_PROVIDER', 'cpu') != 'cuda'",
     reason="pins a fact of onnxruntime's CUDA provider: run with --provider cuda on a GPU",
 )
-
-
-# onnx's ReferenceEvaluator before 1.19 gives the results of some ops on float8 (its Cast to
-# float8, measured on 1.18) as structured dtypes of its own (onnx.reference.
-# custom_element_types: a uint8 or uint16 with one named field); the tests compare ml_dtypes
-# arrays, the types later releases return
-_ONNX_CUSTOM_TYPES = {
-    "bfloat16": ml_dtypes.bfloat16,
-    "e4m3fn": ml_dtypes.float8_e4m3fn,
-    "e5m2": ml_dtypes.float8_e5m2,
-    "e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
-    "e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-}
-
-
-def as_ml_dtypes(a: np.ndarray) -> np.ndarray:
-    """``a``, an array of onnx's own bfloat16 or float8 dtype viewed as ml_dtypes' (as is
-    otherwise)."""
-    names = a.dtype.names
-    if names is None or len(names) != 1 or names[0] not in _ONNX_CUSTOM_TYPES:
-        return a
-    base = a.dtype.fields[names[0]][0]  # type: ignore[index]
-    return a.view(base).view(_ONNX_CUSTOM_TYPES[names[0]])
-
-
-def reference_evaluator(model: Any, inputs: Any) -> list[np.ndarray]:
-    """onnx's ReferenceEvaluator's outputs of ``model``, bfloat16 and float8 as ml_dtypes."""
-    from onnx.reference import ReferenceEvaluator
-
-    return [as_ml_dtypes(np.asarray(o)) for o in ReferenceEvaluator(model).run(None, inputs)]

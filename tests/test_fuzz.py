@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from backend import as_ml_dtypes, export, run
+from backend import export, run
 from fuzz_graphs import (
     ALL_DTYPES,
     FAMILY,
@@ -100,7 +100,7 @@ def reference_evaluator(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -
     except Exception as e:  # any failure to run is recorded as a gap, with its reason
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         return None, f"{type(e).__name__}: {first[:120]}"
-    return [as_ml_dtypes(np.asarray(o)) for o in outs], None
+    return [np.asarray(o) for o in outs], None
 
 
 # onnx.reference's MatMul calls np.dot for operands of rank <= 2, and np.dot (BLAS gemv/gemm)
