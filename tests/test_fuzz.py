@@ -229,7 +229,7 @@ def _empty_gather(model: onnx.ModelProto, want: list[np.ndarray], got: list[np.n
 
 # onnx.reference's ScatterElements has no "mul" reduction (it writes the update) and its
 # ScatterND's "max" and "min" read the data at the index array instead of its tuple
-# (measured on onnx 1.18; 1.23 computes both right): counted as a gap before 1.23
+# (measured on onnx 1.18 and 1.19; 1.23 computes both right): counted as a gap before 1.23
 REDUCING_SCATTER = "ReferenceEvaluator ScatterElements mul and ScatterND max/min (onnx < 1.23)"
 _WRONG_REDUCTIONS = {"ScatterElements": {b"mul"}, "ScatterND": {b"max", b"min"}}
 
