@@ -183,7 +183,20 @@ class Module:
         return head + ")" if not lines else head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-class Sequential(Module):
+class _Modules(Module):
+    """A module whose children are a sequence: their count, iteration and index."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(list(self._modules.values()))
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+
+class Sequential(_Modules):
     """Modules called one after the other, named ``0``, ``1``... (or by an OrderedDict's
     keys), as ``torch.nn.Sequential``."""
 
@@ -196,22 +209,13 @@ class Sequential(Module):
             for k, m in enumerate(modules):
                 setattr(self, str(k), m)
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(list(self._modules.values()))
-
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
-
     def forward(self, x: Any) -> Any:
         for m in self._modules.values():
             x = m(x)
         return x
 
 
-class ModuleList(Module):
+class ModuleList(_Modules):
     """A list of modules named ``0``, ``1``..., as ``torch.nn.ModuleList`` (call them in
     your own forward)."""
 
@@ -222,12 +226,3 @@ class ModuleList(Module):
 
     def append(self, module: Module) -> None:
         setattr(self, str(len(self._modules)), module)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(list(self._modules.values()))
-
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]

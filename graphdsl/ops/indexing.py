@@ -264,20 +264,26 @@ def _scatter_add_impl(args: list[np.ndarray], attrs: dict[str, Any], out: Tensor
     return res
 
 
-def _adding(rule: Any) -> Any:
-    """``rule`` for the scatters that add: bool values cannot add."""
+def _numbers_only(rule: Any, why: str) -> Any:
+    """``rule`` refusing bool values, saying ``why`` after the operand types and policy
+    (the scatters that add or combine take numbers)."""
 
     def checked(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
         in_dtypes, out = rule(p, types, attrs)
         if out.dtype is DType.bool:
             raise OpTypeError(
                 f"operand types {types_str(types)} (in argument order) are bool under policy "
-                f"{p.name!r}, which cannot be added; cast input and updates to an integer "
-                "dtype first (gd.ops.cast)"
+                f"{p.name!r}{why} cast input and updates to an integer dtype first "
+                "(gd.ops.cast)"
             )
         return in_dtypes, out
 
     return checked
+
+
+def _adding(rule: Any) -> Any:
+    """``rule`` for the scatters that add: bool values cannot add."""
+    return _numbers_only(rule, ", which cannot be added;")
 
 
 define(scatter, _scatter_rule, _scatter_impl, "input, updates: any (promote); indices: integer")

@@ -27,14 +27,12 @@ import numpy as np
 
 from graphdsl.dtypes import DType, Kind
 from graphdsl.ops._define import FLOAT, TO_FLOAT, Operand, Symbol, define, need, op, promote
-from graphdsl.ops._windows import to_channels_first, to_channels_last
+from graphdsl.ops._vision_args import channels_last, symbol_arg, to_first, to_last
 from graphdsl.policies import Policy, Promoted
 from graphdsl.shapes import Dim, ShapeError, broadcast_shapes, format_shape
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["adaptive_avg_pool2d", "batch_norm", "linear", "scaled_dot_product_attention"]
-
-_LAYOUTS = {"NCHW": False, "NHWC": True}
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -53,24 +51,6 @@ def _f64(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, np.float64)
 
 
-def _channels_last(layout: object) -> bool:
-    if layout not in _LAYOUTS:
-        raise OpTypeError(
-            f"input_layout must be 'NCHW' (channels first, PyTorch's) or 'NHWC' (channels "
-            f"last), got {layout!r}"
-        )
-    return _LAYOUTS[str(layout)]
-
-
-def _symbol(x: Operand, what: str) -> Symbol:
-    if not isinstance(x, Symbol):
-        raise OpTypeError(
-            f"{what} must be a Symbol (a graph value), got {type(x).__name__}; make a "
-            "constant with g.constant(...) first"
-        )
-    return x
-
-
 def _first(x: Symbol, last: bool, rank: int | None) -> Symbol:
     """``x`` channels first: as is, the value a channels-last ``transpose`` was made from
     (that transpose then goes unused), or a new ``transpose``."""
@@ -80,13 +60,7 @@ def _first(x: Symbol, last: bool, rank: int | None) -> Symbol:
         return x
     if x.rank < 2:
         raise ShapeError(f"a channels-last input needs rank >= 2, got {x.type}")
-    if x.op == "transpose" and tuple(x.attrs["perm"]) == to_channels_last(x.rank):
-        return x.inputs[0]
-    return op("transpose", x, perm=to_channels_first(x.rank))
-
-
-def _last(r: Symbol, last: bool) -> Symbol:
-    return op("transpose", r, perm=to_channels_last(r.rank)) if last else r
+    return to_first(x, x.rank, last, "the input")
 
 
 # ---------------------------------------------------------------------------- linear
@@ -194,10 +168,10 @@ def batch_norm(
     >>> gd.evaluate(g, {"x": np.array([5, 1], np.float32).reshape(1, 2, 1, 1)})[0].ravel()
     array([ 4., 14.], dtype=float32)
     """
-    last = _channels_last(input_layout)
-    xf = _first(_symbol(x, "x"), last, 4 if last else None)
+    last = channels_last(input_layout, 2)
+    xf = _first(symbol_arg(x, "x"), last, 4 if last else None)
     operands = [xf, mean, var, 1 if gamma is None else gamma, 0 if beta is None else beta]
-    return _last(op("batch_norm", *operands, epsilon=epsilon), last)
+    return to_last(op("batch_norm", *operands, epsilon=epsilon), last)
 
 
 def _epsilon(value: object) -> float:
@@ -275,8 +249,8 @@ def adaptive_avg_pool2d(
     >>> gd.evaluate(g, {"x": np.arange(6, dtype=np.float32).reshape(1, 1, 3, 2)})[0].ravel()
     array([1.5, 3.5], dtype=float32)
     """
-    last = _channels_last(input_layout)
-    xf = _first(_symbol(x, "x"), last, 4)
+    last = channels_last(input_layout, 2)
+    xf = _first(symbol_arg(x, "x"), last, 4)
     if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
         size: tuple[object, ...] = (int(output_size), int(output_size))
     elif isinstance(output_size, (tuple, list)) and len(output_size) == 2:
@@ -286,7 +260,7 @@ def adaptive_avg_pool2d(
             f"adaptive_avg_pool2d's output_size must be an int or (h, w) (an entry may be "
             f"None: that axis's size), got {output_size!r}"
         )
-    return _last(op("adaptive_avg_pool2d", xf, output_size=size), last)
+    return to_last(op("adaptive_avg_pool2d", xf, output_size=size), last)
 
 
 def _adaptive_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:

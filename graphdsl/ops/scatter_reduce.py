@@ -14,16 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl.dtypes import DType
-from graphdsl.ops._define import Operand, Symbol, define, op, types_str
+from graphdsl.ops._define import Operand, Symbol, define, op
 from graphdsl.ops.indexing import (
+    _numbers_only,
     _scatter_nd_parts,
     _scatter_nd_rule,
     _scatter_rule,
     _scatter_where,
 )
-from graphdsl.policies import Policy
-from graphdsl.types import OpTypeError, TensorType
+from graphdsl.types import TensorType
 
 __all__ = [
     "scatter_max",
@@ -121,18 +120,7 @@ def scatter_nd_mul(input: Operand, updates: Operand, indices: Operand) -> Symbol
 
 def _numeric(rule: Any, what: str) -> Any:
     """``rule`` refusing bool values (MAX's combining scatters take numbers)."""
-
-    def checked(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
-        in_dtypes, out = rule(p, types, attrs)
-        if out.dtype is DType.bool:
-            raise OpTypeError(
-                f"operand types {types_str(types)} (in argument order) are bool under policy "
-                f"{p.name!r}; {what} combines numbers: cast input and updates to an integer "
-                "dtype first (gd.ops.cast)"
-            )
-        return in_dtypes, out
-
-    return checked
+    return _numbers_only(rule, f"; {what} combines numbers:")
 
 
 def _elements_impl(kind: str) -> Any:
