@@ -29,6 +29,7 @@ from exporters.onnx._optimizers import (
     SOMETIMES_OFF,
     optimizers_off,
     session_config,
+    session_settings,
 )
 from exporters.onnx._run import inference_session, session_options
 
@@ -405,3 +406,17 @@ def test_qdq_optimizations_are_off_where_a_model_quantizes() -> None:
     assert same_bits(run(model, {"q": q})[0], want)
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="QuantizeLinear"):
         with_optimizer(model, "")  # every Q/DQ optimization on (session config not set)
+
+
+def test_session_settings_are_the_config_and_the_optimizers_off() -> None:
+    # run() reads a model once for both (functions inlined once): the same answers
+    filt = np.random.default_rng(7).normal(size=(3, 3, 8, 16)).astype(np.float32)
+    filt[0, 0, 0, 0] = np.inf
+    q = gd.Graph("q", input_types={"x": gd.TensorType(gd.float32, (4,))})
+    q.output(gd.ops.quantize(q.inputs[0], np.float32(0.5), np.int8(0), dtype=gd.int8))
+    for model in (export(_conv(filt, 1)), export(_scaled_conv(1.0)), export(q)):
+        for providers in ((), ("CUDAExecutionProvider",)):
+            want = (session_config(model), optimizers_off(model, providers=providers))
+            assert session_settings(model, providers=providers) == want
+    assert session_settings(export(q))[0] == {"session.disable_quant_qdq": "1"}
+

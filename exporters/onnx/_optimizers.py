@@ -33,6 +33,7 @@ __all__ = [
     "SOMETIMES_OFF",
     "optimizers_off",
     "session_config",
+    "session_settings",
 ]
 
 ALWAYS_OFF: dict[str, str] = {
@@ -99,7 +100,20 @@ def session_config(model: ModelProto) -> dict[str, str]:
     call, the same values from the same kernel: the example int8 MLP runs 2.3x faster, as
     fast as its float32 form, at float32's memory for those weights (see
     :func:`optimizers_off` for larger ones)."""
-    found = _watched(_structure(model).graph)
+    return _config(_watched(_structure(model).graph))
+
+
+def session_settings(
+    model: ModelProto, folder: str | None = None, providers: Sequence[str] = ()
+) -> tuple[dict[str, str], frozenset[str]]:
+    """:func:`session_config` and :func:`optimizers_off` of ``model`` for one session, its
+    nodes read (and its functions inlined) once."""
+    flat = _structure(model)
+    found = _watched(flat.graph)
+    return _config(found), _off(model, flat, found, folder, providers)
+
+
+def _config(found: dict[str, list[Found]]) -> dict[str, str]:
     if found["QuantizeLinear"] or found["DequantizeLinear"]:
         return {"session.disable_quant_qdq": "1"}
     return {}
@@ -126,9 +140,19 @@ def optimizers_off(
     """The optimizers to leave out of a session of ``model`` on ``providers``:
     :data:`ALWAYS_OFF`, and those of :data:`SOMETIMES_OFF` that would change its results.
     ``folder`` holds its external data (a Conv filter stored there is read to check it)."""
-    off = set(ALWAYS_OFF)
     flat = _structure(model)
-    found = _watched(flat.graph)
+    return _off(model, flat, _watched(flat.graph), folder, providers)
+
+
+def _off(
+    model: ModelProto,
+    flat: ModelProto,
+    found: dict[str, list[Found]],
+    folder: str | None,
+    providers: Sequence[str],
+) -> frozenset[str]:
+    """optimizers_off, from ``model``'s structure ``flat`` and its watched nodes ``found``."""
+    off = set(ALWAYS_OFF)
     if _dequantized_bytes(model, found["DequantizeLinear"]) >= FOLD_DEQUANTIZED_BELOW:
         # int8 weights that would take this much memory as float32 stay int8 (dequantized
         # at every call): constant folding is left out of such a model

@@ -186,9 +186,9 @@ def _new_session(
     """A session of ``source`` (a path, or a ModelProto whose large weights go to onnxruntime
     as OrtValues: ``exporters/onnx/_skeleton.py``); ``proto`` is the model as read."""
     so = session_options(opts)
-    for key, value in _optimizers.session_config(proto).items():
+    config, off = _optimizers.session_settings(proto, folder, opts.names)
+    for key, value in config.items():
         so.add_session_config_entry(key, value)
-    off = set(_optimizers.optimizers_off(proto, folder, opts.names))
     providers, provider_options = opts.for_ort()
     try:
         if isinstance(source, str):
