@@ -212,6 +212,11 @@ def _vision_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> str | None:
     return None
 
 
+def _nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    """The nodes of ``model``'s graph and of its local functions."""
+    return [*model.graph.node, *(n for f in model.functions for n in f.node)]
+
+
 # onnx.reference's GatherElements returns an empty 1-D array for empty indices, whatever
 # their shape (measured on onnx 1.18 to 1.20; 1.23 gives the indices' shape): a top_k with
 # k=0, or a sort of an empty axis, then has the wrong shape there
@@ -221,8 +226,7 @@ EMPTY_GATHER = "ReferenceEvaluator GatherElements gives shape (0,) for empty ind
 def _empty_gather(model: onnx.ModelProto, want: list[np.ndarray], got: list[np.ndarray]) -> bool:
     """Does ``model`` have a GatherElements, and an output that is empty in the reference and
     of another shape in ``got``?"""
-    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
-    return any(n.op_type == "GatherElements" for n in nodes) and any(
+    return any(n.op_type == "GatherElements" for n in _nodes(model)) and any(
         w.size == 0 and o.shape != w.shape for w, o in zip(want, got, strict=True)
     )
 
@@ -238,10 +242,9 @@ def _reducing_scatter(model: onnx.ModelProto) -> bool:
     """Is onnx older than 1.23, and does ``model`` scatter with a reduction it gets wrong?"""
     if tuple(int(p) for p in onnx.__version__.split(".")[:2]) >= (1, 23):
         return False
-    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
     return any(
         a.name == "reduction" and a.s in _WRONG_REDUCTIONS.get(n.op_type, ())
-        for n in nodes
+        for n in _nodes(model)
         for a in n.attribute
     )
 
