@@ -49,8 +49,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"graphdsl tests on onnxruntime's {backend.PROVIDER} provider"
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The provider, and the machine (tests/machine.py): float sums differ between CPUs, so a
+    failure names the machine it happened on."""
+    import machine
+
+    return [f"graphdsl tests on onnxruntime's {backend.PROVIDER} provider",
+            *machine.describe().splitlines()]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The machine again at the end, beside the failures (the header is not shown with -q,
+    the suite's default)."""
+    import machine
+
+    for line in machine.describe().splitlines():
+        terminalreporter.write_line(line)
 
 
 _RESULTS = os.environ.get("GRAPHDSL_RESULTS")  # a file: one line per test, written as it ends

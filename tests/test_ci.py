@@ -45,6 +45,19 @@ def test_the_oldest_versions_pass_pins_pyprojects_bounds() -> None:
 def test_ci_runs_the_readme_command_then_the_oldest_versions() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
-    command = "pip install -e '.[test,plot]' && .venv/bin/python -m pytest"
+    command = ("pip install -c .ci/torch-cpu.txt -e '.[test,plot,models]' && .venv/bin/python "
+               "-m pytest")
     assert command in readme and command in ci
     assert "constraints-min.txt" in ci and "-m 'not lint'" in ci
+
+
+def test_each_pass_names_its_machine() -> None:
+    import machine
+
+    text = machine.describe()
+    # the CPU, the flags that select kernels (present or absent: each named), the versions
+    for word in ("family", "model", "avx2", "avx512f", "avx512_fp16", "amx_tile", "numpy ",
+                 "onnxruntime ", "BLAS"):  # fmt: skip
+        assert word in text, word
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.count("tests/machine.py") == 3  # pass 1 (before its venv), pass 2, the comment
