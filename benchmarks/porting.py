@@ -9,7 +9,7 @@ model, both on onnxruntime's CPU provider with one thread, in interleaved rounds
 Each model runs in two kinds of session: ``inference_session(model, threads=1)`` (what
 ``exporters.onnx.run`` makes: onnxruntime's optimizations less the few that change results)
 and a plain ``onnxruntime.InferenceSession`` with every optimization and one thread. Needs
-the ``models`` extra (torch, torchvision, transformers, onnxscript).
+the ``models`` and ``vision`` extras (torch, transformers, onnxscript; torchvision).
 
     python benchmarks/porting.py [--rounds 15] [--calls 5]
 """

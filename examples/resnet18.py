@@ -12,7 +12,7 @@ is a subgraph, the two identical blocks of the first stage one ONNX function cal
 ``main()`` builds ``torchvision.models.resnet18(weights=None)`` (random weights, seeded;
 nothing is downloaded) in eval mode, loads its ``state_dict()`` into the graphdsl model,
 exports it, runs it on onnxruntime and prints the largest difference from PyTorch's logits.
-Without torch and torchvision (``pip install -e '.[models]'``) it loads random weights of
+Without torch and torchvision (``pip install -e '.[models,vision]'``) it loads random weights of
 the same names and compares with ``gd.evaluate`` instead.
 
     python examples/resnet18.py
@@ -119,7 +119,7 @@ def main() -> None:
         tv = torch_model()
     except ImportError as e:
         tv = None
-        print(f"{e.name} is not installed (pip install -e '.[models]'): random weights, "
+        print(f"{e.name} is not installed (pip install -e '.[models,vision]'): random weights, "
               "compared with gd.evaluate only")  # fmt: skip
     model.load_state_dict(tv.state_dict() if tv is not None else random_state(model))
     g = build(model)
