@@ -138,8 +138,14 @@ def test_symbols_hash_by_identity_and_eq_builds_a_node() -> None:
     assert ne.op == "not_equal"
     assert ne.inputs[0] is x
     assert ne.inputs[1].attrs["value"] == 1
-    assert x is x
-    assert x is not y
+    # the hash is object's (identity): a dict or set finds a symbol without calling ==
+    assert hash(x) == object.__hash__(x) and hash(y) == object.__hash__(y)
+    assert {x: 1}.get(y) is None and y not in {x}
+    # a list finds the same object by identity before ==; another symbol reaches ==, whose
+    # node has no truth value
+    assert x in [x, y]
+    with pytest.raises(TypeError, match="'x is y' to compare symbols"):
+        _ = x in [y]
 
 
 def test_bool_of_a_symbol_raises() -> None:

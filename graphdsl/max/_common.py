@@ -54,6 +54,51 @@ def _number(v: Any) -> bool | int | float:
     return v.item() if isinstance(v, np.generic) else v  # type: ignore[no-any-return]
 
 
+def _rank(x: Any) -> int | None:
+    """The rank of a tensor operand (None for others: literals, weights)."""
+    if isinstance(x, TensorValue):
+        return x._symbol.rank
+    return x.rank if isinstance(x, Symbol) else None
+
+
+def _axis_words(x: Any, axis: Any, words: str, *, extra: int = 0) -> str | None:
+    """MAX's ``words`` (see :func:`graphdsl.max._errors.max_words`) for ``axis`` out of range
+    of ``x``, formatted with ``axis``, ``rank`` (``x``'s), ``lo``, ``hi`` and ``end`` (the
+    axes allowed: ``lo..hi``, ``hi = end - 1``; ``extra`` more for an op that adds axes);
+    None when ``axis`` is in range or not an int, or ``x``'s rank is unknown."""
+    rank = _rank(x)
+    if rank is None or isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        return None
+    end = rank + extra
+    if -end <= axis < end:
+        return None
+    return words.format(axis=axis, rank=rank, lo=-end, hi=end - 1, end=end)
+
+
+def _dtype_words(x: Any) -> str:
+    """A tensor operand's dtype as MAX's messages quote it: ``'DType.float32'``."""
+    return f"'DType.{x.dtype.name}'"
+
+
+def _scatter_words(input: Any, updates: Any, axis: Any) -> str | None:
+    """MAX's words for a scatter along ``axis`` (out of range, or updates of another dtype)."""
+    words = _axis_words(
+        input, axis, "Invalid axis value {axis}. Axis must be in range [{lo}, {hi}]"
+    )
+    a, b = arg(input), arg(updates)
+    if words is None and isinstance(a, Symbol) and isinstance(b, Symbol) and a.dtype != b.dtype:
+        words = f"The input dtype {_dtype_words(a)} and updates dtype {_dtype_words(b)} must match."
+    return words
+
+
+def _indices_words(indices: Any) -> str | None:
+    """MAX's words for the index tuples of a scatter_nd of a dtype other than int32, int64."""
+    i = arg(indices)
+    if isinstance(i, Symbol) and i.dtype.name not in ("int32", "int64"):
+        return f"Invalid indices dtype: {_dtype_words(i)}. Indices must be of type int32 or int64."
+    return None
+
+
 def _axis(axis: int, what: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise OpTypeError(f"{what}: axis must be an int, got {axis!r}")

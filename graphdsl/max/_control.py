@@ -58,9 +58,9 @@ def cond(
     for k, (r, t) in enumerate(zip(out, want, strict=True)):
         if r.type != t:
             raise OpTypeError(
-                f"cond: result {k} is {r.type} (the join of the branches' results) but "
-                f"out_types[{k}] is {t}; MAX asks both branches to give the out type (it "
-                "keeps the out type): cast in the branch"
+                f"Results don't match expected types: cond: result {k} is {r.type} (the join "
+                f"of the branches' results) but out_types[{k}] is {t}; MAX asks both branches "
+                "to give the out type (it keeps the out type): cast in the branch"
             )
     return out
 
@@ -114,8 +114,9 @@ def while_loop(
         start = _tv(_value(v, "while_loop"), devices[k])
         if r.type != start.type:
             raise OpTypeError(
-                f"while_loop: loop variable {k} starts as {start.type} but the body makes it "
-                f"{r.type}; MAX keeps each loop variable's type: cast in the body"
+                f"Results don't match expected types: while_loop: loop variable {k} starts as "
+                f"{start.type} but the body makes it {r.type}; MAX keeps each loop variable's "
+                "type: cast in the body"
             )
     return out
 

@@ -12,10 +12,12 @@ from graphdsl.max._common import (
     TensorValueLike,
     _arg,
     _axis,
+    _axis_words,
+    _rank,
 )
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
-from graphdsl.max._errors import as_max
+from graphdsl.max._errors import as_max, max_words
 from graphdsl.max._value import TensorValue, maxop
 from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
@@ -99,7 +101,17 @@ logical_and = _binary("logical_and", _logical(gd.logical_and), "Computes logical
 logical_or = _binary("logical_or", _logical(gd.logical_or), "Computes logical OR element-wise")
 logical_xor = _binary("logical_xor", _logical(gd.logical_xor), "Computes logical XOR element-wise")
 matmul = _binary("matmul", gd.matmul, "Computes the matrix product (batched, broadcast)")
-outer = _binary("outer", gd.outer, "Computes the outer product of two vectors")
+
+
+def _outer(lhs: Any, rhs: Any) -> Symbol:
+    """graphdsl's ``outer``, with MAX's words for operands that are not vectors."""
+    vectors = all(_rank(a) in (None, 1) for a in (lhs, rhs))
+    with max_words(None if vectors else "outer expected 1d-tensors as inputs"):
+        return gd.outer(lhs, rhs)
+
+
+_outer.__name__ = "outer"
+outer = _binary("outer", _outer, "Computes the outer product of two vectors")
 
 
 @maxop("gelu")
@@ -142,36 +154,43 @@ def cast(x: TensorValueLike, dtype: DType) -> TensorValue:
 
 # ---------------------------------------------------------------------------- reductions
 
+_INVALID_AXIS = "Invalid axis={axis} for input x.rank={rank}"  # MAX's words
+
 
 @maxop("sum")
 def sum(x: TensorValueLike, axis: int = -1) -> TensorValue:
     """Sums along ``axis``, which stays with size 1 (graphdsl's ``sum`` with keepdims)."""
-    return _tv(gd.sum(_arg(x), _axis(axis, "sum"), keepdims=True))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.sum(_arg(x), _axis(axis, "sum"), keepdims=True))
 
 
 @maxop("mean")
 def mean(x: TensorValueLike, axis: int = -1) -> TensorValue:
     """Averages along ``axis``, which stays with size 1 (graphdsl's ``mean`` with keepdims)."""
-    return _tv(gd.mean(_arg(x), _axis(axis, "mean"), keepdims=True))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.mean(_arg(x), _axis(axis, "mean"), keepdims=True))
 
 
 @maxop("prod")
 def prod(x: TensorValueLike, axis: int = -1) -> TensorValue:
     """Multiplies along ``axis``, which stays with size 1 (graphdsl's ``prod``)."""
-    return _tv(gd.prod(_arg(x), _axis(axis, "prod"), keepdims=True))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.prod(_arg(x), _axis(axis, "prod"), keepdims=True))
 
 
 @maxop("argmax")
 def argmax(x: TensorValueLike, axis: int = -1) -> TensorValue:
     """Indices (int64) of the maxima along ``axis``, which stays with size 1 (first of
     ties; graphdsl's ``argmax``)."""
-    return _tv(gd.argmax(_arg(x), _axis(axis, "argmax"), keepdims=True))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.argmax(_arg(x), _axis(axis, "argmax"), keepdims=True))
 
 
 @maxop("argmin")
 def argmin(x: TensorValueLike, axis: int = -1) -> TensorValue:
     """Indices (int64) of the minima along ``axis``, which stays with size 1."""
-    return _tv(gd.argmin(_arg(x), _axis(axis, "argmin"), keepdims=True))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.argmin(_arg(x), _axis(axis, "argmin"), keepdims=True))
 
 
 @maxop("max")
@@ -184,7 +203,9 @@ def max(
         raise ValueError("Axis not allowed for elementwise max.")
     if y is not None:
         return _tv(gd.maximum(_arg(x), _arg(y)))
-    return _tv(gd.max(_arg(x), _axis(-1 if axis is None else axis, "max"), keepdims=True))
+    axis = -1 if axis is None else axis
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.max(_arg(x), _axis(axis, "max"), keepdims=True))
 
 
 @maxop("min")
@@ -197,7 +218,9 @@ def min(
         raise ValueError("Axis not allowed for elementwise min.")
     if y is not None:
         return _tv(gd.minimum(_arg(x), _arg(y)))
-    return _tv(gd.min(_arg(x), _axis(-1 if axis is None else axis, "min"), keepdims=True))
+    axis = -1 if axis is None else axis
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.min(_arg(x), _axis(axis, "min"), keepdims=True))
 
 
 @maxop("cumsum")
@@ -205,7 +228,8 @@ def cumsum(
     x: TensorValueLike, axis: int = -1, exclusive: bool = False, reverse: bool = False
 ) -> TensorValue:
     """Cumulative sum along ``axis`` (graphdsl's ``cumsum``)."""
-    return _tv(gd.cumsum(_arg(x), axis, exclusive, reverse))
+    with max_words(_axis_words(x, axis, _INVALID_AXIS)):
+        return _tv(gd.cumsum(_arg(x), axis, exclusive, reverse))
 
 
 @maxop("argsort")
@@ -224,12 +248,22 @@ def argsort(x: TensorValueLike, ascending: bool = True) -> TensorValue:
 @maxop("top_k")
 def top_k(input: TensorValueLike, k: int, axis: int = -1) -> tuple[TensorValue, TensorValue]:
     """The ``k`` largest values along ``axis`` and their indices (graphdsl's ``top_k``)."""
-    _k_at_least_0(k)
+    _k_at_least_0(input, k, axis)
     values, indices = gd.top_k(_arg(input), k, axis)
     return _tv(values), _tv(indices)
 
 
-def _k_at_least_0(k: object) -> None:
+def _k_at_least_0(input: Any, k: object, axis: int) -> None:
     """A negative k makes a negative dimension, which MAX refuses with a TypeError."""
     if isinstance(k, int) and k < 0:
-        raise as_max(ShapeError(f"k={k}: k must be >= 0 (it is the result's size)"), TypeError)
+        value = _arg(input)
+        shape = list(value.shape) if isinstance(value, Symbol) else []
+        if _axis_words(value, axis, "") is None and shape:
+            shape[axis] = k
+        raise as_max(
+            ShapeError(
+                f"Static tensor dimensions must be non-negative; got shape={shape}: k={k} "
+                "must be >= 0 (it is the result's size)"
+            ),
+            TypeError,
+        )

@@ -22,7 +22,8 @@ from graphdsl.policies import PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError, OpTypeError
 
-__all__ = ["DeviceMismatchError", "UnsupportedError", "as_max", "raising"]
+__all__ = ["DeviceMismatchError", "UnsupportedError", "as_max", "max_words", "raising"]
+
 
 class UnsupportedError(NotImplementedError):
     """A MAX feature (an op, an argument value, a method) that graphdsl does not implement."""
@@ -79,6 +80,33 @@ def _builtin_for(op: str, exc: Exception) -> type[Exception]:
     if isinstance(exc, IndexRangeError) and op != "slice_tensor":
         return IndexError  # (already one) an index out of range of gather and the like
     return ValueError
+
+
+@contextmanager
+def max_words(words: str | None) -> Iterator[None]:
+    """graphdsl's error raised inside with MAX's ``words`` first: the first line of what
+    max.graph says for that mistake (tests/data/max_graph_api.json), so a ``match=`` written
+    for MAX passes, and graphdsl's own message after it. The caller passes ``words`` only
+    for the arguments that are that mistake (None: the message is left as it is).
+
+    >>> from graphdsl.shapes import ShapeError
+    >>> try:
+    ...     with max_words("Invalid axis=5 for input x.rank=2"):
+    ...         raise ShapeError("sum: axis 5 is out of range for a value of rank 2")
+    ... except ShapeError as e:
+    ...     print(e)
+    Invalid axis=5 for input x.rank=2; sum: axis 5 is out of range for a value of rank 2
+    """
+    if words is None:
+        yield
+        return
+    try:
+        yield
+    except _GRAPHDSL as e:
+        words = words.rstrip(".")
+        if e.args and isinstance(e.args[0], str) and not e.args[0].startswith(words):
+            e.args = (f"{words}; {e.args[0]}", *e.args[1:])
+        raise
 
 
 @contextmanager

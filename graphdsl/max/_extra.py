@@ -20,16 +20,25 @@ import numpy as np
 
 import graphdsl.ops as gd
 from graphdsl.dtypes import DType as CoreDType
-from graphdsl.max._common import DimLike, TensorValueLike, _arg, _value
+from graphdsl.graph import Symbol
+from graphdsl.max._common import (
+    DimLike,
+    TensorValueLike,
+    _arg,
+    _indices_words,
+    _rank,
+    _scatter_words,
+    _value,
+)
 from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import StaticDim
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
-from graphdsl.max._errors import UnsupportedError, as_max
+from graphdsl.max._elementwise import _k_at_least_0
+from graphdsl.max._errors import UnsupportedError, max_words
 from graphdsl.max._types import DeviceRef
 from graphdsl.max._value import HOOKS, TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
-from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
 
 # ---------------------------------------------------------------------------- selection
@@ -39,8 +48,7 @@ from graphdsl.types import OpTypeError
 def bottom_k(input: TensorValueLike, k: int, axis: int = -1) -> tuple[TensorValue, TensorValue]:
     """The ``k`` smallest values along ``axis`` and their indices, smallest first
     (graphdsl's ``bottom_k``: one ONNX TopK with ``largest=0``)."""
-    if isinstance(k, int) and k < 0:
-        raise as_max(ShapeError(f"k={k}: k must be >= 0 (it is the result's size)"), TypeError)
+    _k_at_least_0(input, k, axis)
     values, indices = gd.bottom_k(_arg(input), k, axis)
     return _tv(values), _tv(indices)
 
@@ -58,14 +66,16 @@ def _scatter(name: str, elements: bool) -> Any:
             indices: TensorValueLike,
             axis: int = -1,
         ) -> TensorValue:
-            return _tv(fn(_arg(input), _arg(updates), _arg(indices), axis))
+            with max_words(_scatter_words(input, updates, axis)):
+                return _tv(fn(_arg(input), _arg(updates), _arg(indices), axis))
 
     else:
 
         def op(  # type: ignore[misc]
             input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
         ) -> TensorValue:
-            return _tv(fn(_arg(input), _arg(updates), _arg(indices)))
+            with max_words(_indices_words(indices)):
+                return _tv(fn(_arg(input), _arg(updates), _arg(indices)))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (
@@ -89,7 +99,8 @@ scatter_nd_mul = _scatter("scatter_nd_mul", False)
 def nonzero(x: TensorValueLike, out_dim: DimLike) -> TensorValue:
     """The indices (int64, ``(out_dim, rank)``) of the non-zero elements, ``out_dim`` their
     count when the model runs (graphdsl's ``nonzero``: ONNX NonZero)."""
-    return _tv(gd.nonzero(_arg(x), dim_to_core(out_dim)))
+    with max_words("Scalar inputs not supported" if _rank(x) == 0 else None):
+        return _tv(gd.nonzero(_arg(x), dim_to_core(out_dim)))
 
 
 @maxop("rebind")
@@ -153,7 +164,16 @@ def fold(
     """Sliding blocks summed into an image (col2im; graphdsl's ``fold``: ONNX Col2Im)."""
     size = [int(dim_to_core(d)) for d in output_size]
     kernel = [int(dim_to_core(d)) for d in kernel_size]
-    return _tv(gd.fold(_arg(input), size, kernel, stride, dilation, padding))
+    value, words = _arg(input), None
+    if isinstance(value, Symbol) and value.rank == 2:  # (MAX checks dim 1 before the rank)
+        d = value.shape[1]
+        if isinstance(d, int) and d % math.prod(kernel):
+            words = (
+                f"Dim 1 of the input tensor ({d}) must be a multiple of the product of the total "
+                f"kernel size ({kernel[0]} * {kernel[1]})."
+            )
+    with max_words(words):
+        return _tv(gd.fold(value, size, kernel, stride, dilation, padding))
 
 
 @maxop("roi_align")

@@ -15,8 +15,9 @@ from graphdsl.max._common import (
     _dims,
     _layout,
     _only,
+    _rank,
 )
-from graphdsl.max._errors import UnsupportedError
+from graphdsl.max._errors import UnsupportedError, max_words
 from graphdsl.max._types import (
     ConvInputLayout,
     FilterLayout,
@@ -33,7 +34,14 @@ def layer_norm(
     input: TensorValue, gamma: TensorValueLike, beta: TensorValueLike, epsilon: float
 ) -> TensorValue:
     """Layer normalization over the last axis (graphdsl's ``layer_norm``)."""
-    return _tv(gd.layer_norm(_arg(input), _arg(gamma), _arg(beta), epsilon))
+    x, g = _arg(input), _arg(gamma)
+    words = None
+    if isinstance(x, Symbol) and isinstance(g, Symbol) and x.rank and g.rank == 1:
+        n, size = g.shape[0], x.shape[-1]
+        if n != size:
+            words = f"Gamma size {n} does not match dimension of reduction {size}."
+    with max_words(words):
+        return _tv(gd.layer_norm(x, g, _arg(beta), epsilon))
 
 
 @maxop("rms_norm")
@@ -79,16 +87,23 @@ def conv2d(
     times that tap's ``(channels, filters)`` matrix, summed over the taps (MatMuls and Adds
     in the model; groups 1)."""
     xs, fs = _arg(x), _arg(filter)
+    words = None
+    if _rank(xs) not in (None, 4):
+        words = (
+            "input to a 2-D convolution must be rank 4 with shape (batch_size, height, width, "
+            "in_channels)"
+        )
     symbolic = (
         isinstance(xs, Symbol)
         and isinstance(fs, Symbol)
         and any(isinstance(d, str) for d in fs.shape)
     )
-    if symbolic and groups == 1:
-        return _tv(_conv2d_by_taps(xs, fs, stride, dilation, padding, _arg(bias),
-                                   _layout(input_layout), _layout(filter_layout)))  # fmt: skip
-    return _tv(gd.conv2d(xs, fs, stride, dilation, padding, groups, _arg(bias),
-                         _layout(input_layout), _layout(filter_layout)))  # fmt: skip
+    with max_words(words):
+        if symbolic and groups == 1:
+            return _tv(_conv2d_by_taps(xs, fs, stride, dilation, padding, _arg(bias),
+                                       _layout(input_layout), _layout(filter_layout)))  # fmt: skip
+        return _tv(gd.conv2d(xs, fs, stride, dilation, padding, groups, _arg(bias),
+                             _layout(input_layout), _layout(filter_layout)))  # fmt: skip
 
 
 def _conv2d_by_taps(
@@ -210,7 +225,15 @@ def resize(
 ) -> TensorValue:
     """Resizes the H and W of an NCHW input to ``shape`` (graphdsl's ``resize``)."""
     mode = InterpolationMode(interpolation)
-    return _tv(gd.resize(_arg(input), _dims(shape, "resize"), mode.value))
+    sizes = _dims(shape, "resize")
+    words = None
+    if len(sizes) != 4:
+        words = (
+            "shape must have 4 elements for NCHW format (batch, channels, height, width), but "
+            f"got {len(sizes)} elements"
+        )
+    with max_words(words):
+        return _tv(gd.resize(_arg(input), sizes, mode.value))
 
 
 @maxop("resize_linear")

@@ -16,13 +16,18 @@ from graphdsl.max._common import (
     DimLike,
     TensorValueLike,
     _arg,
+    _axis_words,
     _dims,
+    _indices_words,
     _number,
+    _rank,
+    _scatter_words,
 )
 from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
+from graphdsl.max._errors import max_words
 from graphdsl.max._types import DeviceRef, UnsupportedError, Weight
 from graphdsl.max._value import TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
@@ -38,25 +43,45 @@ def reshape(x: TensorValueLike, shape: Iterable[DimLike]) -> TensorValue:
         _dims(shape, "reshape")  # raises: a shape given as a tensor
     dims = [operator.index(d) if isinstance(d, (int, np.integer)) else dim_to_core(d)
             for d in shape]  # fmt: skip
-    return _tv(gd.reshape(_arg(x), dims))
+    two = sum(1 for d in dims if isinstance(d, int) and d == -1) > 1
+    with max_words("reshape(): at most one -1 dimension is allowed" if two else None):
+        return _tv(gd.reshape(_arg(x), dims))
 
 
 @maxop("flatten")
 def flatten(x: TensorValueLike, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
     """Merges axes ``start_dim..end_dim`` (graphdsl's ``flatten``)."""
-    return _tv(gd.flatten(_arg(x), start_dim, end_dim))
+    between = "must be be between {lo} and {hi} (inclusive), but was {axis}"  # (MAX's words)
+    words = _axis_words(x, start_dim, f"start_dim {between}") or _axis_words(
+        x, end_dim, f"end_dim {between}"
+    )
+    with max_words(words):
+        return _tv(gd.flatten(_arg(x), start_dim, end_dim))
 
 
 @maxop("transpose")
 def transpose(x: TensorValueLike, axis_1: int, axis_2: int) -> TensorValue:
     """Swaps two axes (graphdsl's ``transpose``)."""
-    return _tv(gd.transpose(_arg(x), axis_1, axis_2))
+    out = "out of range (expected to be in range of [{lo}, {hi}], but got {axis})"
+    words = _axis_words(x, axis_1, f"Axis axis_1 {out}") or _axis_words(
+        x, axis_2, f"Axis axis_2 {out}"
+    )
+    with max_words(words):
+        return _tv(gd.transpose(_arg(x), axis_1, axis_2))
 
 
 @maxop("permute")
 def permute(x: TensorValueLike, dims: list[int]) -> TensorValue:
     """Reorders the axes (graphdsl's ``permute``)."""
-    return _tv(gd.permute(_arg(x), dims))
+    words = None
+    for d in dims:
+        words = words or _axis_words(x, d, "All dimensions in the ordering must be be between "
+                                     "{lo} and {hi} (inclusive), but was {axis}")  # fmt: skip
+    rank, ints = _rank(x), all(isinstance(d, int) for d in dims)
+    if words is None and rank and ints and len({d % rank for d in dims}) < len(dims):
+        words = f"The ordering may not contain duplicate dimensions: {list(dims)}"
+    with max_words(words):
+        return _tv(gd.permute(_arg(x), dims))
 
 
 @maxop("broadcast_to")
@@ -71,31 +96,88 @@ def broadcast_to(
 @maxop("squeeze")
 def squeeze(x: TensorValueLike, axis: int) -> TensorValue:
     """Removes the size-1 axis ``axis`` (graphdsl's ``squeeze``)."""
-    return _tv(gd.squeeze(_arg(x), axis))
+    value = _arg(x)
+    words = _axis_words(value, axis, "list index out of range")  # (MAX's words)
+    if (
+        words is None
+        and isinstance(value, Symbol)
+        and isinstance(axis, int)
+        and (value.shape[axis] != 1)
+    ):
+        words = f"Squeeze dim must be 1, got axis={axis}, shape={list(value.shape)}"
+    with max_words(words):
+        return _tv(gd.squeeze(value, axis))
 
 
 @maxop("unsqueeze")
 def unsqueeze(x: TensorValueLike, axis: int) -> TensorValue:
     """Inserts a size-1 axis at ``axis`` (graphdsl's ``unsqueeze``)."""
-    return _tv(gd.unsqueeze(_arg(x), axis))
+    words = _axis_words(x, axis, "unsqueeze axis out of bounds: axis={axis}, rank={rank}", extra=1)
+    with max_words(words):
+        return _tv(gd.unsqueeze(_arg(x), axis))
 
 
 @maxop("concat")
 def concat(original_vals: Iterable[TensorValueLike], axis: int = 0) -> TensorValue:
     """Concatenates along ``axis`` (graphdsl's ``concat``)."""
-    return _tv(gd.concat([_arg(v) for v in original_vals], axis))
+    vals = [_arg(v) for v in original_vals]
+    words = "Must provide at least one value to concat." if not vals else None
+    if vals:
+        words = _axis_words(vals[0], axis, "Axis out of range axis={axis}")
+        if words is None and isinstance(axis, int):
+            words = _concat_words([v.shape for v in vals if isinstance(v, Symbol)], axis)
+    with max_words(words):
+        return _tv(gd.concat(vals, axis))
+
+
+def _concat_words(shapes: list[tuple[Any, ...]], axis: int) -> str | None:
+    """MAX's words for values (of ``shapes``) of other ranks, or of other sizes off the
+    concat axis (``axis`` in range)."""
+    if len({len(s) for s in shapes}) > 1:
+        return "Concat inputs must all have the same rank."
+    for i, sizes in enumerate(zip(*shapes, strict=False)):
+        if i != axis % len(sizes) and len(set(sizes)) > 1:
+            return f"Concat inputs differ on non-concat axis {i}"
+    return None
 
 
 @maxop("stack")
 def stack(values: Iterable[TensorValueLike], axis: int = 0) -> TensorValue:
     """Stacks along a new axis ``axis`` (graphdsl's ``stack``)."""
-    return _tv(gd.stack([_arg(v) for v in values], axis))
+    vals = [_arg(v) for v in values]
+    words = "Expected at least one value to stack" if not vals else None
+    if vals and len({v.dtype for v in vals if isinstance(v, Symbol)}) > 1:
+        words = "All inputs to stack must have the same dtype"
+    elif vals:
+        words = _axis_words(vals[0], axis, "Axis out of range (expected to be in range of "
+                            "[{lo}, {hi}], but got {axis})", extra=1)  # fmt: skip
+        if words is None and isinstance(axis, int):  # (MAX concatenates them unsqueezed)
+            shapes = [list(v.shape) for v in vals if isinstance(v, Symbol)]
+            for shape in shapes:
+                shape.insert(axis % (len(shape) + 1), 1)
+            words = _concat_words([tuple(s) for s in shapes], axis)
+    with max_words(words):
+        return _tv(gd.stack(vals, axis))
 
 
 @maxop("split")
 def split(x: TensorValueLike, split_sizes: Sequence[DimLike], axis: int = 0) -> list[TensorValue]:
     """Splits into pieces of ``split_sizes`` along ``axis`` (graphdsl's ``split``)."""
-    return [_tv(p) for p in gd.split(_arg(x), _dims(split_sizes, "split"), axis)]
+    value, sizes = _arg(x), _dims(split_sizes, "split")
+    words = _axis_words(value, axis, _AXIS_IN_RANGE)
+    static = isinstance(axis, int) and all(isinstance(s, int) for s in sizes)
+    if words is None and isinstance(value, Symbol) and static:
+        size = value.shape[axis]
+        if isinstance(size, int) and size != sum(sizes):  # type: ignore[arg-type]
+            words = (
+                f"Split sizes must sum to dimension value; x.shape[axis]={size} != "
+                f"sum(sizes={sizes})"
+            )
+    with max_words(words):
+        return [_tv(p) for p in gd.split(value, sizes, axis)]
+
+
+_AXIS_IN_RANGE = "Axis must be in range [{lo}, {end}), got {axis}"  # MAX's words (split, chunk)
 
 
 @maxop("chunk")
@@ -111,13 +193,22 @@ def chunk(x: TensorValueLike, chunks: int, axis: int = 0) -> list[TensorValue]:
                 f"chunk: chunks={chunks} must statically divide x.shape[axis]={size} (MAX's "
                 "rule); split with explicit sizes (ops.split) instead"
             )
-    return [_tv(p) for p in gd.chunk(value, chunks, axis)]
+    with max_words(_axis_words(value, axis, _AXIS_IN_RANGE)):
+        return [_tv(p) for p in gd.chunk(value, chunks, axis)]
 
 
 @maxop("tile")
 def tile(x: TensorValueLike, repeats: Iterable[DimLike]) -> TensorValue:
     """Repeats ``x`` along each axis (graphdsl's ``tile``)."""
-    return _tv(gd.tile(_arg(x), [int(r) for r in _dims(repeats, "tile")]))
+    value, counts = _arg(x), [int(r) for r in _dims(repeats, "tile")]
+    words = None
+    if isinstance(value, Symbol) and len(counts) != value.rank:
+        words = (
+            "Input rank and number of elements in repeats must match: "
+            f"shape={list(value.shape)}, repeats={counts}"
+        )
+    with max_words(words):
+        return _tv(gd.tile(value, counts))
 
 
 @maxop("repeat_interleave")
@@ -134,7 +225,15 @@ def repeat_interleave(
             "repeat_interleave: repeats given as a tensor (a data-dependent size) is not "
             "supported by graphdsl; give one int"
         )
-    return _tv(gd.repeat_interleave(_arg(x), repeats, axis))
+    words = (
+        None
+        if axis is None
+        else _axis_words(x, axis, "repeat_interleave: axis={axis} out of bounds for x.rank={rank}")
+    )
+    if words is None and isinstance(repeats, int) and repeats < 0:  # (MAX's words, its typo)
+        words = f"repeats_inteleave: repeat value must be positive, given repeats={repeats}"
+    with max_words(words):
+        return _tv(gd.repeat_interleave(_arg(x), repeats, axis))
 
 
 @maxop("pad")
@@ -150,7 +249,10 @@ def pad(
             "pad: a padding value given as a tensor is not supported by graphdsl; give a "
             "Python number"
         )
-    return _tv(gd.pad(_arg(input), list(paddings), mode, _number(value)))
+    pads = list(paddings)
+    negative = any(isinstance(p, int) and p < 0 for p in pads)
+    with max_words(f"padding values must be non-negative but given {pads}" if negative else None):
+        return _tv(gd.pad(_arg(input), pads, mode, _number(value)))
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -159,13 +261,21 @@ def pad(
 @maxop("gather")
 def gather(input: TensorValueLike, indices: TensorValueLike, axis: int) -> TensorValue:
     """Takes entries of ``input`` along ``axis`` at ``indices`` (graphdsl's ``gather``)."""
-    return _tv(gd.gather(_arg(input), _arg(indices), axis))
+    with max_words(_axis_words(input, axis, "axis={axis} out of range for input")):
+        return _tv(gd.gather(_arg(input), _arg(indices), axis))
 
 
 @maxop("gather_nd")
 def gather_nd(input: TensorValueLike, indices: TensorValueLike, batch_dims: int = 0) -> TensorValue:
     """Gathers slices at index tuples (graphdsl's ``gather_nd``)."""
-    return _tv(gd.gather_nd(_arg(input), _arg(indices), batch_dims))
+    value, index = _arg(input), _arg(indices)
+    words = None
+    if isinstance(value, Symbol) and isinstance(index, Symbol) and index.rank:
+        size = index.shape[-1]
+        if isinstance(size, int) and value.rank < batch_dims + size:
+            words = f"Not enough dims in input: batch_dims={batch_dims}, index_size={size}"
+    with max_words(words):
+        return _tv(gd.gather_nd(value, index, batch_dims))
 
 
 @maxop("scatter")
@@ -173,7 +283,8 @@ def scatter(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
     """Writes ``updates`` into ``input`` at ``indices`` along ``axis`` (graphdsl's)."""
-    return _tv(gd.scatter(_arg(input), _arg(updates), _arg(indices), axis))
+    with max_words(_scatter_words(input, updates, axis)):
+        return _tv(gd.scatter(_arg(input), _arg(updates), _arg(indices), axis))
 
 
 @maxop("scatter_add")
@@ -181,7 +292,8 @@ def scatter_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
     """Adds ``updates`` into ``input`` at ``indices`` along ``axis`` (graphdsl's)."""
-    return _tv(gd.scatter_add(_arg(input), _arg(updates), _arg(indices), axis))
+    with max_words(_scatter_words(input, updates, axis)):
+        return _tv(gd.scatter_add(_arg(input), _arg(updates), _arg(indices), axis))
 
 
 @maxop("scatter_nd")
@@ -189,7 +301,8 @@ def scatter_nd(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
     """Writes ``updates`` at index tuples (graphdsl's ``scatter_nd``)."""
-    return _tv(gd.scatter_nd(_arg(input), _arg(updates), _arg(indices)))
+    with max_words(_indices_words(indices)):
+        return _tv(gd.scatter_nd(_arg(input), _arg(updates), _arg(indices)))
 
 
 @maxop("scatter_nd_add")
@@ -197,7 +310,8 @@ def scatter_nd_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
     """Adds ``updates`` at index tuples (graphdsl's ``scatter_nd_add``)."""
-    return _tv(gd.scatter_nd_add(_arg(input), _arg(updates), _arg(indices)))
+    with max_words(_indices_words(indices)):
+        return _tv(gd.scatter_nd_add(_arg(input), _arg(updates), _arg(indices)))
 
 
 @maxop("slice_tensor")
@@ -219,7 +333,12 @@ def band_part(
     for name, n in (("num_lower", num_lower), ("num_upper", num_upper)):
         if n is not None and n < 0:
             raise ValueError(f"{name}={n} must be non-negative (None: unbounded)")
-    return _tv(gd.band_part(_arg(x), num_lower, num_upper, exclude))
+    value = _arg(x)
+    words = None
+    if isinstance(value, Symbol) and value.rank < 2:
+        words = f"Input tensor x.shape={list(value.shape)} must have at least 2 dimensions"
+    with max_words(words):
+        return _tv(gd.band_part(value, num_lower, num_upper, exclude))
 
 
 @maxop("range")
@@ -256,7 +375,15 @@ def range(
     floats = any(isinstance(v, float) for v in (s0, s1, st))
     # graphdsl's range has ceil((stop - start) / step) values: a stop that gives n of them
     end = s0 + (n - 0.5) * st if floats else s0 + n * st
-    with graph:
+    words = None
+    if core.name == "bool":  # (MAX's words for the first bound that is not a bool)
+        bad = [v for v in (s0, s1, st) if isinstance(v, int) and v not in (0, 1)]
+        if bad:
+            words = (
+                f"Unsafe cast: Can't promote python int with value ({bad[0]}) to "
+                "dtype(DType.bool). It would lose precision."
+            )
+    with graph, max_words(words):
         return _tv(gd.range(s0, end, st, dtype=core), device)
 
 

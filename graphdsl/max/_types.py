@@ -69,7 +69,10 @@ class DeviceRef:
             self.device_type = DeviceKind(device_type)
         except ValueError:
             kinds = ", ".join(repr(k.value) for k in DeviceKind)
-            raise ValueError(f"unknown device kind {device_type!r}; use one of {kinds}") from None
+            raise ValueError(
+                f"{device_type!r} is not a valid DeviceKind (unknown device kind; use one of "
+                f"{kinds})"
+            ) from None
         self.id = max(int(id), 0)  # MAX clamps a negative id to 0
 
     @staticmethod

@@ -181,7 +181,9 @@ class TensorValue(Value):
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
         """Axes ``start_dim..end_dim`` merged into one."""
-        return apply("flatten", gd.flatten, self, start_dim, end_dim)
+        from graphdsl.max._shape import flatten  # (ops.flatten, MAX's words for its errors)
+
+        return flatten(self, start_dim, end_dim)
 
     def broadcast_to(self, shape: Iterable[Any]) -> TensorValue:
         """Broadcast to ``shape``."""
@@ -200,11 +202,15 @@ class TensorValue(Value):
 
     def permute(self, dims: list[int]) -> TensorValue:
         """Axes reordered as ``dims``."""
-        return apply("permute", gd.permute, self, list(dims))
+        from graphdsl.max._shape import permute
+
+        return permute(self, list(dims))
 
     def transpose(self, dim_1: int, dim_2: int) -> TensorValue:
         """Axes ``dim_1`` and ``dim_2`` swapped."""
-        return apply("transpose", gd.transpose, self, dim_1, dim_2)
+        from graphdsl.max._shape import transpose
+
+        return transpose(self, dim_1, dim_2)
 
     def to(self, device: DeviceRef) -> TensorValue:
         """The value on ``device`` (no copy in the exported model: onnxruntime runs a model
@@ -217,19 +223,27 @@ class TensorValue(Value):
 
     def argmax(self, axis: int = -1) -> TensorValue:
         """Indices (int64) of the maxima along ``axis``, which stays with size 1."""
-        return apply("argmax", lambda x: gd.argmax(x, axis, keepdims=True), self)
+        from graphdsl.max._elementwise import argmax
+
+        return argmax(self, axis=axis)
 
     def max(self, axis: int = -1) -> TensorValue:
         """The maximum along ``axis``, which stays with size 1."""
-        return apply("max", lambda x: gd.max(x, axis, keepdims=True), self)
+        from graphdsl.max._elementwise import max
+
+        return max(self, axis=axis)
 
     def min(self, axis: int = -1) -> TensorValue:
         """The minimum along ``axis``, which stays with size 1."""
-        return apply("min", lambda x: gd.min(x, axis, keepdims=True), self)
+        from graphdsl.max._elementwise import min
+
+        return min(self, axis=axis)
 
     def mean(self, axis: int = -1) -> TensorValue:
         """The mean along ``axis``, which stays with size 1."""
-        return apply("mean", lambda x: gd.mean(x, axis, keepdims=True), self)
+        from graphdsl.max._elementwise import mean
+
+        return mean(self, axis=axis)
 
     def var(self, axis: int = -1) -> TensorValue:
         """The population variance along ``axis`` (size 1), as MAX builds it:
