@@ -60,4 +60,6 @@ def test_each_pass_names_its_machine() -> None:
                  "onnxruntime ", "BLAS"):  # fmt: skip
         assert word in text, word
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.count("tests/machine.py") == 3  # pass 1 (before its venv), pass 2, the comment
+    # pass 1 (before its venv), passes 2 and 3, the comment
+    assert ci.count("tests/machine.py") == 4
+    assert ci.count("OPENBLAS_CORETYPE=Prescott") == 2
