@@ -26,15 +26,22 @@ from typing import Any
 
 import numpy as np
 
+from graphdsl._op_typing import NO_ATTRS, Typing, check_literal, literal_wants, type_op
+from graphdsl._py_values import (
+    constant_array,
+    graph_inputs,
+    literal_key,
+    python_scalar,
+    scalar_array,
+    weight_type,
+)
 from graphdsl._source import Location, location_from, user_location
 from graphdsl.builtin_policies import policy
 from graphdsl.dtypes import DType, dtype
-from graphdsl.literals import LiteralError, literal_fix, literal_problem
-from graphdsl.opdef import OPS
-from graphdsl.policies import Policy, Promoted, PromotionError
-from graphdsl.shapes import ShapeError, shape_of
+from graphdsl.literals import LiteralError
+from graphdsl.policies import Policy
 from graphdsl.symbol import Operand, Scalar, Symbol, _extension, register_extension
-from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
+from graphdsl.types import GraphError, OpTypeError, TensorType
 
 __all__ = [
     "Graph",
@@ -46,33 +53,6 @@ __all__ = [
     "register_extension",
     "value_names",
 ]
-
-
-class _NoAttrs(dict[str, Any]):
-    """The attributes of every node built without any, one shared empty dict.
-
-    A node's attributes never change once it is built (passes share them between graphs),
-    so one serves all such nodes; it is read-only, so that a mistaken write raises instead
-    of changing every one of them. Copies and unpickled graphs share it again.
-    """
-
-    def _read_only(self, *args: object, **kwargs: object) -> Any:
-        raise TypeError("a node's attributes are read-only; build a new node instead")
-
-    __setitem__ = __delitem__ = __ior__ = _read_only
-    clear = pop = popitem = setdefault = update = _read_only
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_no_attrs, ())
-
-
-def _no_attrs() -> _NoAttrs:
-    return _NO_ATTRS
-
-
-_NO_ATTRS = _NoAttrs()
-# what a type rule decides: operand dtypes, result type, operands taken by truth value
-_Typing = tuple[tuple[DType, ...], TensorType, tuple[int, ...]]
 
 
 def building(values: Sequence[object], op: str) -> Graph:
@@ -166,26 +146,15 @@ class Graph:
         self._frozen: str | None = None
         self._derived = False
         self._literals: dict[tuple[type, object], Symbol] = {}
-        self._rules: dict[tuple[str, tuple[TensorType, ...]], _Typing] = {}
-        # what a literal operand must fit, per (op, operand types) (see _literal_wants)
+        self._rules: dict[tuple[str, tuple[TensorType, ...]], Typing] = {}
+        # what a literal operand must fit, per (op, operand types) (see _op_typing.literal_wants)
         self._wants: dict[tuple[str, tuple[TensorType, ...]], tuple[DType | None, ...]] = {}
-        # (id of a literal, dtype) pairs checked to fit; ids, because a tuple holding a Symbol
-        # compares it with == on a hash collision, and == builds a node
+        # (id of a literal, dtype) pairs checked to fit
         self._fits: set[tuple[int, DType]] = set()
-        items = (
-            list(input_types.items())
-            if isinstance(input_types, Mapping)
-            else [(f"input{i}", t) for i, t in enumerate(input_types)]
-        )
-        self.inputs: list[Symbol] = []
-        for in_name, t in items:
-            if not isinstance(in_name, str) or not in_name.isidentifier():
-                raise GraphError(f"input names must be identifiers, got {in_name!r}")
-            typ = as_type(t)
-            if typ.ambiguous:
-                raise GraphError(f"input {in_name!r} cannot be ambiguous: inputs have known types")
-            sym = self._add("input", (), {"name": in_name}, typ, (), None)
-            self.inputs.append(sym)
+        self.inputs: list[Symbol] = [
+            self._add("input", (), {"name": in_name}, typ, (), None)
+            for in_name, typ in graph_inputs(input_types)
+        ]
         self.scalar = _ScalarFactory(self)
         for hook in _ON_CREATE:
             hook(self)
@@ -240,26 +209,15 @@ class Graph:
 
     def _scalar(self, value: Scalar, target: DType | None) -> Symbol:
         loc = user_location()
-        if isinstance(value, np.generic):
-            value = value.item()
-        if not isinstance(value, (bool, int, float, complex)):
-            raise OpTypeError(f"scalar (at {loc}): {value!r} is not a Python scalar")
+        value = python_scalar(value, loc)
         if target is None:
             return self._literal(value, loc)
-        problem = literal_problem(value, target, exact=False)
-        if problem:
-            raise LiteralError(f"scalar (at {loc}): the value {value!r} {problem}")
-        arr = np.asarray(value).astype(target.np)
+        arr = scalar_array(value, target, loc)
         return self._add("constant", (), {"value": arr}, TensorType(target, ()), (), loc)
 
     def _literal(self, value: Scalar, loc: Location | None) -> Symbol:
         # one node per distinct literal: x * 2 in a loop adds one literal, not thousands
-        t = type(value)
-        # the value itself keys it, except where equal values differ: 0.0 and -0.0, nan,
-        # and complex numbers (whose zero parts have signs too)
-        key: tuple[type, object] = (
-            (t, value) if t is not complex and value == value and value != 0 else (t, repr(value))
-        )
+        key = literal_key(value)
         hit = self._literals.get(key)
         if hit is None:
             lt = self.policy.literal_type(value)
@@ -291,12 +249,7 @@ class Graph:
                 "graph; declare weights on the top-level graph (a branch or loop body uses "
                 "them as it uses any value of the graph around it)"
             )
-        typ = TensorType(_dtype(dtype), shape_of(shape))
-        if any(isinstance(d, str) for d in typ.shape):
-            raise ShapeError(
-                f"weight {name!r} (at {loc}): shape {tuple(typ.shape)} has a symbolic "
-                "dimension; a weight has the static shape of its data"
-            )
+        typ = weight_type(name, dtype, shape, loc)
         if name in self.input_names:
             raise GraphError(f"weight {name!r} (at {loc}): graph {self.name!r} has an input of "
                              "that name; give the weight another")  # fmt: skip
@@ -332,14 +285,7 @@ class Graph:
         TensorType(float32[2, 3])
         """
         loc = user_location()
-        target = dtype(dt) if dt is not None else None
-        arr = np.asarray(value)
-        if target is None:
-            if arr.dtype == object:
-                raise OpTypeError(f"constant (at {loc}): cannot make a tensor of {value!r}")
-            target = dtype(arr.dtype)
-        arr = arr.astype(target.np, copy=False)
-        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+        arr, target = constant_array(value, dt, loc)
         return self._add("constant", (), {"value": arr}, TensorType(target, arr.shape), (), loc)
 
     def output(self, *values: Symbol | Scalar) -> None:
@@ -410,11 +356,11 @@ class Graph:
         cached = not attrs
         hit = self._rules.get((op, types)) if cached else None
         if hit is None:
-            hit = self._rule(op, types, attrs, loc)
+            hit = type_op(self.policy, op, types, attrs, loc)
             if cached:
                 self._rules[(op, types)] = hit
         if cached:
-            attrs = _NO_ATTRS  # every node without attributes shares one read-only mapping
+            attrs = NO_ATTRS  # every node without attributes shares one read-only mapping
         in_dtypes, out, _ = hit
         wants: tuple[DType | None, ...] | None = None
         for k, s in enumerate(inputs):
@@ -422,35 +368,19 @@ class Graph:
                 if wants is None:  # (the same for every node of this op on these types)
                     wants = self._wants.get((op, types)) if cached else None
                     if wants is None:
-                        wants = self._literal_wants(types, hit)
+                        wants = literal_wants(self.policy, types, hit)
                         if cached:
                             self._wants[(op, types)] = wants
                 want = wants[k]
                 if want is not None and (id(s), want) not in self._fits:
-                    self._check_literal(op, s, want, types, loc)
+                    check_literal(self.policy, op, s.attrs["value"], want, types, loc)
+                    # ids, not the literal: a tuple holding a Symbol compares it with == on
+                    # a hash collision, and == builds a node
+                    self._fits.add((id(s), want))
         sym = self._add(op, tuple(inputs), attrs, out, in_dtypes, loc)
         if self.warn_lossy:
             _extension("warn_lossy")(sym)
         return sym
-
-    def _literal_wants(
-        self, types: tuple[TensorType, ...], typing: _Typing
-    ) -> tuple[DType | None, ...]:
-        """For each operand of an op typed ``typing`` on ``types``: the dtype a literal
-        there must fit (None for an operand taken by truth value). That is the dtype the op
-        computes it in, or, where the policy says so (max-graph: Policy.literal_dtype), the
-        operands' common dtype. A pure function of the policy, ``types`` and ``typing``, so
-        :meth:`_apply` keeps it with the rule's result for ops without attributes."""
-        in_dtypes, _, truthy = typing
-        kept = [k for k in range(len(types)) if k not in truthy]
-        common = self.policy.literal_dtype(
-            [Promoted(types[k].dtype, types[k].ambiguous) for k in kept],
-            [in_dtypes[k] for k in kept],
-        )
-        return tuple(
-            None if k in truthy else in_dtypes[k] if common is None else common
-            for k in range(len(types))
-        )
 
     def _operand(self, a: object, op: str, loc: Location | None) -> Symbol:
         """A non-Symbol operand as a symbol of this graph: a literal or a constant."""
@@ -560,35 +490,6 @@ class Graph:
         a Symbol operand) build in ``sub``, as a branch or loop body function runs."""
         return _Tracing(self)
 
-    def _rule(
-        self, op: str, types: tuple[TensorType, ...], attrs: dict[str, Any], loc: Location | None
-    ) -> tuple[tuple[DType, ...], TensorType, tuple[int, ...]]:
-        """``op``'s type rule on ``types``: (operand dtypes, result type, truthy operands)."""
-        opdef = OPS[op]
-        try:
-            in_dtypes, out = opdef.rule(self.policy, list(types), attrs)
-        except PromotionError as e:
-            raise PromotionError(
-                f"{op} (at {loc}): {e}", lhs=e.lhs, rhs=e.rhs, policy=e.policy, fix=e.fix
-            ) from None
-        except (OpTypeError, ShapeError) as e:
-            raise type(e)(f"{op} (at {loc}): {e}") from None
-        return in_dtypes, out, opdef.truthy
-
-    def _check_literal(
-        self, op: str, s: Symbol, want: DType, types: tuple[TensorType, ...], loc: Location | None
-    ) -> None:
-        """Raise unless literal ``s`` fits ``want``, the dtype ``op`` converts it to."""
-        value = s.attrs["value"]
-        problem = self.policy.literal_problem(value, want)
-        if problem:
-            raise LiteralError(
-                f"{op} (at {loc}): the literal {value!r} {problem} (operand types "
-                f"{', '.join(str(t) for t in types)}, policy {self.policy.name!r}); "
-                f"{literal_fix(value, want)}"
-            )
-        self._fits.add((id(s), want))
-
     # -- whole-graph operations
     def verify(self) -> None:
         """Check the graph's invariants; raise :class:`GraphError` naming the first violation.
@@ -666,6 +567,5 @@ class _Tracing:
 
 
 _get_policy = policy
-_dtype = dtype  # (Graph.weight's parameter is named dtype, as MAX's)
 # called with each new Graph (graphdsl._scripts collects the graphs a script builds)
 _ON_CREATE: list[Callable[[Graph], None]] = []

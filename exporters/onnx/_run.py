@@ -1,31 +1,43 @@
-"""``run``: execute a graph, ModelProto or model file on onnxruntime, with cached sessions."""
+"""``run``: execute a graph, ModelProto or model file on onnxruntime, with cached sessions.
+
+The session options and the sessions are made here (:func:`options`,
+:func:`session_options`, :func:`inference_session`) and cached by model; what a session
+checks per call is ``_run_session``, what run() says when onnxruntime refuses is
+``_run_errors``. The ``import x as x`` names are those ``exporters.onnx._session`` reads
+here; tests and scripts set ``session_options``, ``file_stamp``, ``_warned_fallback`` and
+``_last`` here, so their users stay in this module.
+"""
 
 from __future__ import annotations
 
-import ctypes
 import os
-import re
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx import _optimizers
 from exporters.onnx._devices import providers_for
-from exporters.onnx._export import DATA_FOLDER, export
-from exporters.onnx._files import external_data_problem, file_stamp, writes
-from exporters.onnx._lower.checks import INDEX_CHECK
-from exporters.onnx._skeleton import read_skeleton, split_weights
-from graphdsl.dtypes import DType
+from exporters.onnx._export import export
+from exporters.onnx._files import file_stamp, writes
+from exporters.onnx._run_errors import _ORT_ERRORS as _ORT_ERRORS
+from exporters.onnx._run_errors import RunError, _reference_says
+from exporters.onnx._run_errors import _describe as _describe
+from exporters.onnx._run_errors import _explain as _explain
+from exporters.onnx._run_options import _CPU_ONLY, _CUDA, Options, _entries
+from exporters.onnx._run_session import _QUIET as _QUIET
+from exporters.onnx._run_session import _RAW as _RAW
+from exporters.onnx._run_session import _check_model_inputs, _folder_of, _load, _Session
+from exporters.onnx._run_session import _from_ortvalue as _from_ortvalue
+from exporters.onnx._run_session import _onnx_of as _onnx_of
+from exporters.onnx._skeleton import split_weights
 from graphdsl.graph import Graph
-from graphdsl.inputs import InputError, bind_inputs, match_names
+from graphdsl.inputs import InputError, bind_inputs
 
 __all__ = [
     "Options",
@@ -35,62 +47,6 @@ __all__ = [
     "run",
     "session_options",
 ]
-
-_RAW: dict[int, tuple[type, DType]] = {  # onnx types numpy cannot hand to onnxruntime
-    onnx.TensorProto.BFLOAT16: (np.uint16, DType.bfloat16),
-    onnx.TensorProto.FLOAT8E4M3FN: (np.uint8, DType.float8_e4m3fn),
-    onnx.TensorProto.FLOAT8E5M2: (np.uint8, DType.float8_e5m2),
-}
-_NP_OF_ONNX = {  # for checking inputs of models not built from a Graph
-    t: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t))
-    for t in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13)
-}
-
-
-class RunError(ValueError):
-    """Inputs that do not fit the model, or a model that onnxruntime cannot load or run (its
-    message, with the graphdsl op and source line of the node that failed)."""
-
-
-# every exception onnxruntime's binding raises (Fail, InvalidGraph, NotImplemented,
-# RuntimeException, InvalidArgument, ...): each becomes a RunError
-_ORT_ERRORS: tuple[type[BaseException], ...] = tuple(
-    v for v in vars(ort.capi.onnxruntime_pybind11_state).values()
-    if isinstance(v, type) and issubclass(v, Exception)
-)  # fmt: skip
-_CUDA = "CUDAExecutionProvider"
-# run options that keep onnxruntime from logging a failing node to stderr: the RunError says it
-_QUIET = ort.RunOptions()
-_QUIET.log_severity_level = 4
-_NODE_NAME = re.compile(r"(?:Name:|node with name )'([^']*)'")
-
-
-@dataclass(frozen=True)
-class Options:
-    """How run() makes a session: providers with their options, threads, the user's
-    SessionOptions (by identity). One value, the session cache's key with the model."""
-
-    providers: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
-    threads: int | None = None
-    session_options: Any = None  # an ort.SessionOptions, compared by identity
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Options)
-            and self.providers == other.providers
-            and self.threads == other.threads
-            and self.session_options is other.session_options
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.providers, self.threads, id(self.session_options)))
-
-    @property
-    def names(self) -> list[str]:
-        return [p for p, _ in self.providers]
-
-    def for_ort(self) -> tuple[list[str], list[dict[str, str]]]:
-        return self.names, [dict(o) for _, o in self.providers]
 
 
 def options(
@@ -125,26 +81,6 @@ def options(
         tuple((n, tuple(sorted(o.items()))) for n, o in chosen), threads, session_options
     )
 
-
-def _entries(
-    providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None,
-    provider_options: Mapping[str, Mapping[str, Any]] | None,
-    tf32: bool,
-) -> list[tuple[str, dict[str, str]]]:
-    """(name, options) per provider: ``provider_options`` merged over the pairs' own, and
-    CUDA's use_tf32 from ``tf32`` unless given."""
-    listed: list[tuple[str, dict[str, str]]] = []
-    for p in providers or [_CPU_ONLY[0]]:
-        name, opts = (p, {}) if isinstance(p, str) else (p[0], dict(p[1]))
-        listed.append((name, {k: str(v) for k, v in opts.items()}))
-    for name, extra in (provider_options or {}).items():
-        for entry in listed:
-            if entry[0] == name:
-                entry[1].update({k: str(v) for k, v in extra.items()})
-    for name, opts in listed:
-        if name == _CUDA:
-            opts.setdefault("use_tf32", "1" if tf32 else "0")
-    return listed
 
 
 def session_options(opts: Options | None = None) -> ort.SessionOptions:
@@ -208,242 +144,18 @@ def _new_session(
     return sess
 
 
-def _explain(what: str, e: BaseException, proto: ModelProto | None, opts: Options) -> str:
-    """``what`` failed with onnxruntime's error ``e``: the failing node's graphdsl op and
-    source line (the exporter names each node after them), what went wrong where it is
-    known (an index out of range, shapes that do not broadcast), and onnxruntime's own
-    message with the providers."""
-    msg = str(e).strip()
-    first = msg.splitlines()[0] if msg else type(e).__name__
-    found = _NODE_NAME.search(msg)
-    name = found.group(1) if found else ""
-    if name and " at " not in name and proto is not None:
-        # a node an optimizer made, named after the output of the one it replaced (the NCHWc
-        # layout's "<output>_nchwc"): that node's name (its op and line)
-        made_from = name.removesuffix("_nchwc")
-        name = next((n.name for n in proto.graph.node if made_from in n.output), name)
-    where = name.split("/", 1)[0] if "/" in name else name
-    reason = _reason(msg, name)
-    detail = f"onnxruntime on {', '.join(opts.names)}: {first}"
-    if where and reason:
-        return f"{where}: {reason} ({what}; {detail})"
-    if where:
-        return f"{what} at node {where!r} ({detail})"
-    return f"{what} ({detail})"
-
-
-_GATHER_RANGE = re.compile(r"idx=(-?\d+) must be within the inclusive range \[(-?\d+),(-?\d+)\]")
-# GatherND's and ScatterND's kernels: "invalid index found, index = 5", "invalid indice
-# found, indice = 5" (the value, not its position)
-_ND_RANGE = re.compile(r"invalid ind(?:ice|ex) found, ind(?:ice|ex) = (-?\d+)")
-_BROADCAST = re.compile(r"broadcast an axis by a dimension other than 1\. (\d+) by (\d+)")
-# the CPU Conv and pools refuse an empty spatial axis ("Invalid input shape: {0,5}")
-_EMPTY_WINDOWS = re.compile(r"Invalid input shape: \{([0-9,]*\b0\b[0-9,]*)\}")
-
-
-def _reason(msg: str, node: str) -> str:
-    """What onnxruntime's message ``msg`` about node ``node`` means, in the reference's words
-    where it is one of the errors run() knows; "" otherwise."""
-    m = _GATHER_RANGE.search(msg)
-    if m:
-        size = int(m.group(3)) + 1
-        return f"index {m.group(1)} is out of range for an axis of size {size}"
-    m = _ND_RANGE.search(msg)
-    if m:
-        return f"index {m.group(1)} is out of range for its axis"
-    if INDEX_CHECK in node:
-        return "an index is out of range for its axis"
-    m = _BROADCAST.search(msg)
-    if m:
-        return f"sizes {m.group(1)} and {m.group(2)} do not broadcast"
-    m = _EMPTY_WINDOWS.search(msg)
-    if m:
-        return (
-            f"onnxruntime's kernel refuses the empty spatial size ({m.group(1)}) that the "
-            "reference gives an empty result for; give the window op non-empty sizes"
-        )
-    return ""
-
-
-class _Session:
-    """An onnxruntime session and what run() checks per call, for one model as it was.
-
-    ``source`` is what the session was made from: a ModelProto's serialization if it is
-    small (serializing and comparing bytes: 0.5 us for a tiny model) or else a copy of it
-    (message equality runs at memcmp speed: 0.7 ms for 16 MB of weights), the stamps of the
-    model file and its data files for a path (with the number of times this process exported
-    to it: file timestamps are too coarse to tell two quick exports apart), or None for a
-    Graph (frozen once exported).
-    :meth:`current` says whether the model is still that.
-    """
-
-    def __init__(
-        self,
-        model: ModelProto | str,
-        opts: Options,
-        source: bytes | ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
-        written: int = 0,
-        loaded: ModelProto | None = None,
-    ) -> None:
-        self.source = source
-        self.written = written
-        proto = model if isinstance(model, ModelProto) else loaded or _load(model)
-        folder = os.path.dirname(model) if isinstance(model, str) else _folder_of(model)
-        self.proto = proto
-        self.opts = opts
-        self.sess = _new_session(model, proto, folder, opts)
-        self.inputs = self.sess.get_inputs()
-        self.names = [i.name for i in self.inputs]
-        self.output_names = [o.name for o in self.sess.get_outputs()]
-        types = _io_types(proto)
-        self.raw_in = {n: _RAW[t] for n, t in types[0].items() if t in _RAW}
-        self.raw_out = [_RAW.get(types[1].get(n, 0)) for n in self.output_names]
-        self.in_types = types[0]
-        self.in_shapes = {i.name: i.shape for i in self.inputs}
-        # (name, numpy dtype, dims) for the per-call fast check
-        self.spec = [
-            (n, self.raw_in[n][1].np if n in self.raw_in else _NP_OF_ONNX.get(self.in_types[n]),
-             tuple(self.in_shapes[n]))
-            for n in self.names
-        ]  # fmt: skip
-        self.plain = not self.raw_in and not any(self.raw_out)
-        # the declared output dims: ints, dimension names (bound by the inputs) or None
-        self.out_dims = [tuple(o.shape) for o in self.sess.get_outputs()]
-        self.symbolic_out = any(isinstance(d, str) for dims in self.out_dims for d in dims)
-
-    def check_outputs(self, outs: Sequence[np.ndarray], arrays: Sequence[np.ndarray]) -> None:
-        """Each output has its declared shape, its dimension names bound as the inputs bind
-        them: a result the reference would refuse (an optimizer that turned an error into a
-        clamped value, say) is a RunError, not an answer."""
-        self.check_shapes([np.shape(o) for o in outs], [np.shape(a) for a in arrays])
-
-    def check_shapes(
-        self, out_shapes: Sequence[tuple[int, ...]], in_shapes: Sequence[tuple[int, ...]]
-    ) -> None:
-        """:meth:`check_outputs` from the shapes alone (of OrtValues, say: no arrays)."""
-        bound: dict[str, int] = {}
-        if self.symbolic_out:
-            for (_, _, dims), in_shape in zip(self.spec, in_shapes, strict=True):
-                for d, n in zip(dims, in_shape, strict=False):
-                    if isinstance(d, str):
-                        bound.setdefault(d, n)
-        for name, dims, shape in zip(self.output_names, self.out_dims, out_shapes, strict=True):
-            if shape == dims:
-                continue
-            ok = len(shape) == len(dims) and all(
-                not isinstance(d, int | str) or n == (bound.get(d, n) if isinstance(d, str) else d)
-                for d, n in zip(dims, shape, strict=True)
-            )
-            if not ok:
-                raise RunError(
-                    f"output {name!r}: onnxruntime returned shape {shape}, but the model "
-                    f"declares {list(dims)} with {bound or 'no dimension names'} bound by the "
-                    "inputs; this result is not the reference's (an index or size it refuses)"
-                )
-
-    def current(self, model: object) -> bool:
-        """Whether ``model`` is still what this session was made from."""
-        src = self.source
-        if src is None:
-            return True
-        if isinstance(src, bytes):
-            return bool(model.SerializeToString() == src)  # type: ignore[attr-defined]
-        if isinstance(src, ModelProto):
-            return bool(model == src)
-        if writes(src[0][0]) != self.written:
-            return False
-        try:
-            for p, stamp in src:  # file_stamp, inlined: one stat per file and call
-                st = os.stat(p)
-                if (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) != stamp:
-                    return False
-        except OSError:
-            return False
-        return True
-
-    def fast_feeds(self, inputs: object) -> dict[str, np.ndarray] | None:
-        """``inputs`` if it is a dict of arrays that exactly fit; None means: check slowly."""
-        if type(inputs) is not dict or len(inputs) != len(self.spec):
-            return None
-        bound: dict[str, int] = {}
-        for name, want, dims in self.spec:
-            arr = inputs.get(name)
-            if type(arr) is not np.ndarray or (arr.dtype is not want and arr.dtype != want):
-                return None
-            shape = arr.shape
-            if shape == dims:  # a static shape (the common case) matches in one comparison
-                continue
-            if len(shape) != len(dims):
-                return None
-            for d, n in zip(dims, shape, strict=True):
-                if isinstance(d, int):
-                    if d != n:
-                        return None
-                elif d is not None and bound.setdefault(d, n) != n:
-                    return None
-        return inputs
-
-    def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        if not self.raw_in and not any(self.raw_out):
-            feeds = dict(zip(self.names, arrays, strict=True))
-            outs = self.sess.run(self.output_names, feeds, _QUIET)
-            return [np.asarray(o) for o in outs]
-        feeds = {}
-        for name, arr in zip(self.names, arrays, strict=True):
-            raw = self.raw_in.get(name)
-            if raw is None:
-                feeds[name] = ort.OrtValue.ortvalue_from_numpy(arr)
-            else:
-                flat = arr if arr.flags.c_contiguous else arr.copy(order="C")  # keeps rank 0
-                view: np.ndarray = flat.view(raw[0])
-                feeds[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-                    view, _onnx_of(raw[1])
-                )
-        outs = self.sess.run_with_ort_values(self.output_names, feeds, _QUIET)
-        return [_from_ortvalue(v, r) for v, r in zip(outs, self.raw_out, strict=True)]
-
-
-def _onnx_of(d: DType) -> int:
-    from exporters.onnx._types import onnx_type
-
-    return onnx_type(d)
-
-
-def _from_ortvalue(v: Any, raw: tuple[type, DType] | None) -> np.ndarray:
-    if raw is None:
-        out: np.ndarray = np.asarray(v.numpy())
-        return out
-    data = ctypes.string_at(v.data_ptr(), v.tensor_size_in_bytes())
-    result: np.ndarray = np.frombuffer(data, dtype=raw[0]).view(raw[1].np)
-    shaped: np.ndarray = result.reshape(v.shape()).copy()
-    return shaped
-
-
-def _folder_of(model: ModelProto) -> str | None:
-    """Where the external data of a model returned by export(graph, path) lies."""
-    for entry in model.metadata_props:
-        if entry.key == DATA_FOLDER:
-            return str(entry.value)
-    return None
-
-
-def _load(path: str) -> ModelProto:
-    """The model at ``path`` without the data of its large tensors (``read_skeleton``: the
-    weights' bytes are not read); its external data is checked to be whole."""
-    try:
-        m = read_skeleton(path)
-    except Exception as e:  # protobuf's DecodeError, or anything else a bad file raises
-        raise RunError(f"cannot read an ONNX model from {path!r}: {e}") from None
-    problem = external_data_problem(m, os.path.dirname(path))
-    if problem is not None:
-        raise RunError(f"model {path!r}: {problem[0]}; {problem[1]}")
-    return m
-
-
-def _io_types(m: ModelProto) -> tuple[dict[str, int], dict[str, int]]:
-    ins = {i.name: i.type.tensor_type.elem_type for i in m.graph.input}
-    outs = {o.name: o.type.tensor_type.elem_type for o in m.graph.output}
-    return ins, outs
+def _cached(
+    model: ModelProto | str,
+    opts: Options,
+    source: bytes | ModelProto | tuple[tuple[str, tuple[int, ...]], ...] | None = None,
+    written: int = 0,
+    loaded: ModelProto | None = None,
+) -> _Session:
+    """A session of ``model`` for the cache (``loaded``: the model at path ``model``, read
+    already); ``source`` and ``written`` say what it was made from (see :class:`_Session`)."""
+    proto = model if isinstance(model, ModelProto) else loaded or _load(model)
+    folder = os.path.dirname(model) if isinstance(model, str) else _folder_of(model)
+    return _Session(_new_session(model, proto, folder, opts), proto, opts, source, written)
 
 
 _graph_sessions: weakref.WeakKeyDictionary[Graph, dict[Options, _Session]] = (
@@ -455,10 +167,7 @@ _model_sessions: OrderedDict[tuple[Any, Options], tuple[Any, _Session]] = Ordere
 _MAX_CACHED = 16
 # protos smaller than this are checked by their serialization, larger ones by equality
 _SERIALIZE_BELOW = 1 << 16
-_warned_fallback = False
-
-
-_CPU_ONLY = ["CPUExecutionProvider"]
+_warned_fallback = False  # (tests set it back to see the warning again)
 # the last call's (model, its options key, session): the same model again skips the lookups
 _last: tuple[Any, Any, _Session] | None = None
 
@@ -492,7 +201,7 @@ def _session_for(model: Graph | ModelProto | str, opts: Options) -> _Session:
             # onnx.checker serializes the whole model to check its structure, which
             # onnxruntime checks as it loads it: a third of a large model's first run()
             proto = export(model, target=target, check=False)
-            sess = per[opts] = _Session(proto, opts)
+            sess = per[opts] = _cached(proto, opts)
         return sess
     if isinstance(model, str):
         path = os.path.abspath(model)
@@ -507,13 +216,13 @@ def _session_for(model: Graph | ModelProto | str, opts: Options) -> _Session:
         written = writes(path)
         stamp = _stamp_file(path)  # before reading: a change after it shows at the next call
         proto = _load(path)
-        sess = _Session(path, opts, _stamps(path, stamp, proto), written, proto)
+        sess = _cached(path, opts, _stamps(path, stamp, proto), written, proto)
     elif _small(model):
-        sess = _Session(model, opts, model.SerializeToString())
+        sess = _cached(model, opts, model.SerializeToString())
     else:
         snapshot = ModelProto()
         snapshot.CopyFrom(model)
-        sess = _Session(model, opts, snapshot)
+        sess = _cached(model, opts, snapshot)
     _model_sessions[mkey] = (model, sess)
     _model_sessions.move_to_end(mkey)
     if len(_model_sessions) > _MAX_CACHED:
@@ -646,65 +355,3 @@ def execute(
         if isinstance(model, Graph):
             msg = _reference_says(model, inputs) or msg
         raise RunError(msg) from None
-
-
-def _reference_says(graph: Graph, inputs: Mapping[str, Any] | Sequence[Any]) -> str | None:
-    """The reference's own error for ``inputs`` (the op, its source line and what is wrong,
-    as gd.evaluate says it), where onnxruntime failed; None where the reference runs them
-    (or needs weights run() does not have)."""
-    from graphdsl.evaluate import evaluate
-    from graphdsl.types import IndexRangeError
-    from graphdsl.weights import declared_weights
-
-    if declared_weights(graph):
-        return None
-    try:
-        evaluate(graph, inputs)
-    except (IndexRangeError, ValueError, TypeError) as e:
-        return f"{e} (onnxruntime refused the inputs too)"
-    except Exception:  # the reference failing otherwise says nothing about the inputs
-        return None
-    return None
-
-
-def _describe(model: object) -> str:
-    if isinstance(model, ModelProto):
-        return f"model {model.graph.name!r}"
-    if isinstance(model, Graph):
-        return f"graph {model.name!r}"
-    if isinstance(model, str):
-        return f"model {model!r}"
-    return f"model {getattr(getattr(model, 'graph', None), 'name', '?')!r}"
-
-
-def _check_model_inputs(
-    sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]
-) -> list[np.ndarray]:
-    names = sess.names
-    try:
-        values = match_names("the model", names, inputs)
-    except InputError as e:
-        raise RunError(str(e)) from None
-    out = []
-    bound: dict[str, tuple[int, str]] = {}
-    for name, v in zip(names, values, strict=True):
-        arr = np.asarray(v)
-        t = sess.in_types[name]
-        want = sess.raw_in[name][1].np if name in sess.raw_in else _NP_OF_ONNX.get(t)
-        if want is not None and arr.dtype != want:
-            raise RunError(f"input {name!r}: expected dtype {want}, got {arr.dtype}")
-        shape = sess.in_shapes[name]
-        if len(shape) != arr.ndim or any(
-            isinstance(d, int) and d != n for d, n in zip(shape, arr.shape, strict=True)
-        ):
-            raise RunError(f"input {name!r}: expected shape {shape}, got {arr.shape}")
-        for d, n in zip(shape, arr.shape, strict=True):
-            if isinstance(d, str):
-                size, first = bound.setdefault(d, (n, name))
-                if size != n:
-                    raise RunError(
-                        f"input {name!r}: dimension {d!r} is {n}, but input {first!r} bound it "
-                        f"to {size}; inputs sharing a dimension name must agree"
-                    )
-        out.append(arr)
-    return out

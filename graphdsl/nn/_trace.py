@@ -22,30 +22,37 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, GraphError, Symbol, building
+from graphdsl.nn._parameter import Parameter
 from graphdsl.ops import call
 from graphdsl.types import TensorType
 
-if TYPE_CHECKING:
-    from graphdsl.nn.module import Module
-
-__all__ = ["Parameter", "call_module", "current_value", "structure_key"]
+__all__ = ["Parameter", "Traceable", "call_module", "current_value", "structure_key"]
 
 
-class Parameter(NamedTuple):
-    """A parameter's declaration: its static shape and dtype. A module holds these; in a
-    graph each becomes a weight (``g.weight``) named by its place in the module tree.
-    ``in_graph=False`` marks one that ``load_state_dict`` checks but no graph reads (batch
-    norm's ``num_batches_tracked``)."""
+class Traceable(Protocol):
+    """What tracing asks of a module: its forward, its tree and its parameter declarations.
+    :class:`graphdsl.nn.Module` has this shape; tracing needs nothing else of it, so this
+    module imports nothing of the one that calls it."""
 
-    shape: tuple[int, ...]
-    dtype: DType = DType.float32
-    in_graph: bool = True
+    def forward(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def is_block(self) -> bool: ...
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Traceable]]: ...
+
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]: ...
+
+    @property
+    def _parameters(self) -> Mapping[str, Parameter]: ...
+
+    @property
+    def _modules(self) -> Mapping[str, Traceable]: ...
 
 
 @dataclass
@@ -54,7 +61,7 @@ class _Frame:
 
     graph: Graph
     names: dict[int, str]  # id(module) -> its path in the tree ('' for the frame's root)
-    read: Callable[[Module, str, Parameter], Symbol]  # a parameter as a value of ``graph``
+    read: Callable[[Traceable, str, Parameter], Symbol]  # a parameter as a value of ``graph``
     top: bool  # the graph is the root's (blocks become subgraphs), not a block's
 
 
@@ -79,7 +86,7 @@ def join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def current_value(module: Module, name: str, spec: Parameter) -> Any:
+def current_value(module: Traceable, name: str, spec: Parameter) -> Any:
     """Parameter ``name`` of ``module`` as a value of the graph being built (inside a
     ``forward`` called with Symbols), else its declaration."""
     if not _FRAMES:
@@ -99,7 +106,7 @@ def _frame(frame: _Frame) -> Iterator[_Frame]:
         _FRAMES.pop()
 
 
-def call_module(module: Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call_module(module: Traceable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``module(*args, **kwargs)``: its forward in the current frame, as the root of a new
     one, or as a call of its block's subgraph."""
     if not _FRAMES:
@@ -116,12 +123,12 @@ def call_module(module: Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return module.forward(*args, **kwargs)
 
 
-def _call_root(module: Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _call_root(module: Traceable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     g = building([*args, *kwargs.values()], type(module).__name__)
     tree = dict(module.named_modules())
     names = {id(m): path for path, m in tree.items()}
 
-    def read(owner: Module, name: str, spec: Parameter) -> Symbol:
+    def read(owner: Traceable, name: str, spec: Parameter) -> Symbol:
         return g.weight(join(names[id(owner)], name), spec.dtype, spec.shape)
 
     frame = _Frame(g, names, read, top=g.parent is None)
@@ -132,7 +139,7 @@ def _call_root(module: Module, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 # ---------------------------------------------------------------------------- blocks
 
 
-def structure_key(module: Module) -> Any:
+def structure_key(module: Traceable) -> Any:
     """What decides a module's graph: its class, attributes, parameters and submodules
     (recursively). Modules with equal keys trace to the same subgraph."""
     own = tuple((k, _hashable(v)) for k, v in sorted(vars(module).items())
@@ -176,7 +183,7 @@ def _ident(name: str, taken: set[str]) -> str:
     return out
 
 
-def _arg_names(module: Module, n: int) -> list[str]:
+def _arg_names(module: Traceable, n: int) -> list[str]:
     """Names for ``n`` positional Symbol arguments: forward's parameter names where they are
     plain positional ones, else x0, x1..."""
     try:
@@ -187,7 +194,7 @@ def _arg_names(module: Module, n: int) -> list[str]:
     return [params[k] if k < len(params) else f"x{k}" for k in range(n)]
 
 
-def _call_block(frame: _Frame, module: Module, args: tuple[Any, ...],
+def _call_block(frame: _Frame, module: Traceable, args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:  # fmt: skip
     g = frame.graph
     symbols = [(f"arg{k}", a) for k, a in enumerate(args) if isinstance(a, Symbol)]
@@ -213,7 +220,7 @@ def _call_block(frame: _Frame, module: Module, args: tuple[Any, ...],
     return tuple(None if k is None else results[k] for k in traced.structure)
 
 
-def _trace_block(g: Graph, module: Module, args: tuple[Any, ...],
+def _trace_block(g: Graph, module: Traceable, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> _Traced:  # fmt: skip
     """``module``'s forward traced into a subgraph of ``g``, with an input for each Symbol
     argument and each parameter it reads (traced twice where it leaves some unread)."""
@@ -235,7 +242,7 @@ def _trace_block(g: Graph, module: Module, args: tuple[Any, ...],
         paths = {id(m): path for path, m in tree.items()}
         read_names: set[str] = set()
 
-        def read(owner: Module, name: str, spec: Parameter, sub: Graph = sub,
+        def read(owner: Traceable, name: str, spec: Parameter, sub: Graph = sub,
                  inputs: dict[str, Symbol] = inputs, paths: dict[int, str] = paths,
                  read_names: set[str] = read_names) -> Symbol:  # fmt: skip
             rel = join(paths[id(owner)], name)

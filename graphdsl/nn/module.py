@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import GraphError
-from graphdsl.nn._trace import Parameter, call_module, current_value, join
+from graphdsl.nn._parameter import Parameter
+from graphdsl.nn._trace import call_module, current_value, join
 from graphdsl.nn.state import IncompatibleKeys, check_state, to_weights
 from graphdsl.weights import WeightError, Weights
 

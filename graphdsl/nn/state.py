@@ -12,15 +12,13 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from graphdsl.dtypes import DType, DTypeError, dtype
+from graphdsl.nn._parameter import Parameter
 from graphdsl.weights import WeightError, WeightInfo, Weights, load_weights
-
-if TYPE_CHECKING:
-    from graphdsl.nn._trace import Parameter
 
 __all__ = ["IncompatibleKeys", "StateDictError", "check_state", "to_weights"]
 
