@@ -18,7 +18,7 @@ from graphdsl.max._common import (
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import as_max, max_words
-from graphdsl.max._value import TensorValue, maxop
+from graphdsl.max._value import METHOD_OPS, TensorValue, maxop
 from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
@@ -267,3 +267,6 @@ def _k_at_least_0(input: Any, k: object, axis: int) -> None:
             ),
             TypeError,
         )
+
+
+METHOD_OPS.update(argmax=argmax, max=max, min=min, mean=mean)

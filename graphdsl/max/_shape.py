@@ -29,7 +29,7 @@ from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import max_words
 from graphdsl.max._types import DeviceRef, UnsupportedError, Weight
-from graphdsl.max._value import TensorValue, current_graph, maxop
+from graphdsl.max._value import METHOD_OPS, TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
 
@@ -413,3 +413,6 @@ def _dynamic_range(bounds: list[Any], out_dim: Any, dtype: Any, device: DeviceRe
     with graph:
         made = dynamic_range(start, stop, step, dim_to_core(out_dim), dtype=dtype)
     return _tv(made, device)
+
+
+METHOD_OPS.update(flatten=flatten, permute=permute, transpose=transpose)

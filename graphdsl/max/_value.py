@@ -38,7 +38,12 @@ from graphdsl.max._errors import DeviceMismatchError, UnsupportedError, raising
 from graphdsl.max._types import DeviceRef, TensorType, Weight
 from graphdsl.types import OpTypeError
 
-__all__ = ["TensorValue", "Value", "arg", "current_graph", "maxop", "tv"]
+__all__ = ["METHOD_OPS", "TensorValue", "Value", "arg", "current_graph", "maxop", "tv"]
+
+# The ops some TensorValue methods are (x.flatten() is ops.flatten(x), MAX's words in its errors
+# included), registered by the modules that define them (_shape, _elementwise): they build on
+# TensorValue, so this module cannot import them (STYLE 13: the higher layer registers).
+METHOD_OPS: dict[str, Callable[..., TensorValue]] = {}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -181,9 +186,7 @@ class TensorValue(Value):
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
         """Axes ``start_dim..end_dim`` merged into one."""
-        from graphdsl.max._shape import flatten  # (ops.flatten, MAX's words for its errors)
-
-        return flatten(self, start_dim, end_dim)
+        return METHOD_OPS["flatten"](self, start_dim, end_dim)
 
     def broadcast_to(self, shape: Iterable[Any]) -> TensorValue:
         """Broadcast to ``shape``."""
@@ -202,15 +205,11 @@ class TensorValue(Value):
 
     def permute(self, dims: list[int]) -> TensorValue:
         """Axes reordered as ``dims``."""
-        from graphdsl.max._shape import permute
-
-        return permute(self, list(dims))
+        return METHOD_OPS["permute"](self, list(dims))
 
     def transpose(self, dim_1: int, dim_2: int) -> TensorValue:
         """Axes ``dim_1`` and ``dim_2`` swapped."""
-        from graphdsl.max._shape import transpose
-
-        return transpose(self, dim_1, dim_2)
+        return METHOD_OPS["transpose"](self, dim_1, dim_2)
 
     def to(self, device: DeviceRef) -> TensorValue:
         """The value on ``device`` (no copy in the exported model: onnxruntime runs a model
@@ -223,27 +222,19 @@ class TensorValue(Value):
 
     def argmax(self, axis: int = -1) -> TensorValue:
         """Indices (int64) of the maxima along ``axis``, which stays with size 1."""
-        from graphdsl.max._elementwise import argmax
-
-        return argmax(self, axis=axis)
+        return METHOD_OPS["argmax"](self, axis=axis)
 
     def max(self, axis: int = -1) -> TensorValue:
         """The maximum along ``axis``, which stays with size 1."""
-        from graphdsl.max._elementwise import max
-
-        return max(self, axis=axis)
+        return METHOD_OPS["max"](self, axis=axis)
 
     def min(self, axis: int = -1) -> TensorValue:
         """The minimum along ``axis``, which stays with size 1."""
-        from graphdsl.max._elementwise import min
-
-        return min(self, axis=axis)
+        return METHOD_OPS["min"](self, axis=axis)
 
     def mean(self, axis: int = -1) -> TensorValue:
         """The mean along ``axis``, which stays with size 1."""
-        from graphdsl.max._elementwise import mean
-
-        return mean(self, axis=axis)
+        return METHOD_OPS["mean"](self, axis=axis)
 
     def var(self, axis: int = -1) -> TensorValue:
         """The population variance along ``axis`` (size 1), as MAX builds it:
