@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import floats
 import ml_dtypes
 import numpy as np
 import pytest
@@ -60,12 +61,9 @@ def arr(values: Sequence[Any], dt: DType) -> np.ndarray:
 
 
 def same(got: np.ndarray, want: np.ndarray) -> None:
-    """Same dtype, shape and values (NaN equal to NaN)."""
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if got.dtype.kind == "V" or got.dtype in ML_FLOATS:  # compare ml_dtypes values as float32
-        got, want = got.astype(np.float32), want.astype(np.float32)
-    np.testing.assert_array_equal(got, want)
+    """Same dtype, shape and values, NaN where NaN and the sign of zeros (tests/floats.py:
+    the ops here round once, or sum integers exactly, which the sums' tests check)."""
+    floats.assert_bits(got, want)
 
 
 INTS = [gd.int8, gd.int16, gd.int32, gd.int64, gd.uint8, gd.uint16, gd.uint32, gd.uint64]
@@ -237,6 +235,9 @@ def test_reductions_keep_dtype_and_integer_sums_wrap() -> None:
 )
 def test_mean_of_ints_and_sum_of_bool(policy: str, fdt: DType, idt: DType) -> None:
     x = arr([1, 2, 4], gd.int32)
+    # exact sums in float32, so in float64 too (exactly_summable does not tell float64
+    # terms' exactness itself); then one division rounds
+    assert floats.exactly_summable(x.astype(np.float64), np.float32)
     got = run(gd.ops.mean, [vec(gd.int32)], [x], policy=policy)
     same(got, np.array(fdt.np.type(7) / fdt.np.type(3), fdt.np))
     b = np.array([True, False, True, True])
@@ -249,6 +250,7 @@ def test_float16_sum_accumulates_in_float32_and_rounds_once() -> None:
     # one op at a time in float16: 2048 + 1 = 2049 rounds (to even) to 2048, twice
     per_op = np.float16(np.float16(2048) + np.float16(1)) + np.float16(1)
     assert per_op == 2048
+    assert floats.exactly_summable(x.astype(np.float64), np.float32)  # then one rounding
     same(run(gd.ops.sum, [vec(gd.float16)], [x]), np.array(2050, np.float16))
 
 
@@ -282,8 +284,8 @@ def test_narrow_floats_round_after_every_op(dt: DType, eps: float) -> None:
 @given(data=st.data())
 def test_narrow_float_chain_matches_per_op_rounding(dt: DType, data: st.DataObject) -> None:
     """numpy's float16 and ml_dtypes' bfloat16 scalar arithmetic round after every op."""
-    floats = st.floats(-100, 100, width=32).map(lambda v: dt.np.type(v))
-    a, b, c = (data.draw(floats) for _ in range(3))
+    values = st.floats(-100, 100, width=32).map(lambda v: dt.np.type(v))
+    a, b, c = (data.draw(values) for _ in range(3))
     got = run(lambda x, y, z: (x * y + z) / y - x, [dt] * 3, [np.array(v) for v in (a, b, c)])
     with np.errstate(all="ignore"):
         want = np.array((a * b + c) / b - a)

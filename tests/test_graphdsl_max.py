@@ -20,10 +20,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import floats
 import numpy as np
 import onnxruntime as ort
 import pytest
 from backend import export, run
+from norm_bounds import bound as norm_bound
 
 import exporters.onnx as xo
 import graphdsl as gd
@@ -216,6 +218,7 @@ def test_graphdsl_symbols_become_max_values() -> None:
 # ---------------------------------------------------------------------------- MAX's meanings
 
 X = np.array([[1.5, -2.0, 7.0], [0.0, 3.0, 3.0]], np.float32)
+U32 = floats.unit_roundoff(np.float32)
 
 
 @pytest.mark.parametrize(
@@ -243,9 +246,15 @@ def test_reductions_keep_the_axis(op: str, golden: Any, axis: int | None) -> Non
             outs.append(getattr(x, op)(a))
         g.output(*outs)
     want = golden(X, a)
+    # X's sums and products are exact by construction (halves and small integers: checked
+    # for the sums; the products' partial products are -3, -21, 0, 9), a mean's division
+    # then rounds once: bit for bit but for the sign of a zero sum (none here)
+    assert floats.exactly_summable(X.astype(np.float64), np.float32)
     for got in [*evaluate(g, X), *run(g, [X])]:
-        assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_array_equal(got, want)
+        if op in ("sum", "mean", "prod"):
+            floats.assert_close(got, want, 0.0, op)
+        else:
+            floats.assert_bits(got, want, op)  # a selection
 
 
 def test_var_and_stdev_are_population_statistics() -> None:
@@ -253,8 +262,21 @@ def test_var_and_stdev_are_population_statistics() -> None:
         x = g.inputs[0].tensor
         g.output(x.var(), x.stdev(axis=0))
     var, std = evaluate(g, X)
-    np.testing.assert_allclose(var, np.var(X, -1, keepdims=True), rtol=1e-6)
-    np.testing.assert_allclose(std, np.std(X, 0, keepdims=True), rtol=1e-6)
+    # two float32 evaluations (numpy's and the reference's) of a variance of n values: each
+    # within (n + 3) u relatively plus the square of its mean's error (n u mean|x|) of the
+    # exact one (tests/norm_bounds.py's analysis); the square root halves the relative part
+    # and rounds once more
+    x64 = X.astype(np.float64)
+    for got, axis in ((var, -1), (std, 0)):
+        n = X.shape[axis]
+        v = x64.var(axis, keepdims=True)
+        m2 = (n * U32 * np.abs(x64).mean(axis, keepdims=True)) ** 2
+        if got is var:
+            want, b = np.var(X, axis, keepdims=True), (n + 4) * U32 * v + m2
+        else:
+            want = np.std(X, axis, keepdims=True)
+            b = ((n + 3) / 2 + 2) * U32 * np.sqrt(v) + m2 / (2 * np.sqrt(v))
+        floats.assert_close(got, want, 2 * b * (1 + 2.0**-20), "var" if got is var else "std")
     with pytest.raises(gd.OpTypeError, match="bool"):
         graph((DType.bool, [2])).inputs[0].var()
 
@@ -269,8 +291,8 @@ def test_elementwise_max_min_and_their_errors() -> None:
             ops.min(x, y, axis=0)
     y_in = np.array([0.0, 5.0, 7.0], np.float32)
     hi, lo = evaluate(g, X, y_in)
-    np.testing.assert_array_equal(hi, np.maximum(X, y_in))
-    np.testing.assert_array_equal(lo, np.minimum(X, y_in))
+    floats.assert_bits(hi, np.maximum(X, y_in))  # selections: exact
+    floats.assert_bits(lo, np.minimum(X, y_in))
 
 
 def test_transpose_permute_and_shape_ops() -> None:
@@ -311,7 +333,7 @@ def test_transpose_permute_and_shape_ops() -> None:
     ]
     assert len(got) == len(want)
     for out, w in zip(got, want, strict=True):
-        np.testing.assert_array_equal(out, w)
+        floats.assert_bits(out, w)  # data movement
 
 
 def test_indexing_ops() -> None:
@@ -346,8 +368,10 @@ def test_indexing_ops() -> None:
         np.array([0, 2, 1]),
         np.cumsum(table, 0) - table,
     ]
+    # data movement, and the cumsum's sums of small integers: exact by construction (checked)
+    assert floats.exactly_summable(table.astype(np.float64), np.float32)
     for out, w in zip(got, want, strict=True):
-        np.testing.assert_array_equal(out, w)
+        floats.assert_bits(out, w)
 
 
 def test_range_and_constants_outside_an_op() -> None:
@@ -392,9 +416,9 @@ def test_logical_operators_are_maxs() -> None:
     assert lt.tolist() == [True, False, True, True]
     assert le.tolist() == [True, True, True, True]
     assert gt.tolist() == [True, False, True, False]  # 2.0 > x is x.__lt__(2.0)
-    np.testing.assert_array_equal(rounded, np.round(x_in))
-    np.testing.assert_array_equal(q, np.floor_divide(x_in, 2.0))
-    np.testing.assert_array_equal(r, np.mod(x_in, 2.0))
+    floats.assert_bits(rounded, np.round(x_in))  # elementwise, exact
+    floats.assert_bits(q, np.floor_divide(x_in, np.float32(2.0)))
+    floats.assert_bits(r, np.mod(x_in, np.float32(2.0)))
     assert run(g, [x_in, y_in])[0].tolist() == lt.tolist()
 
 
@@ -416,18 +440,32 @@ def test_nn_ops() -> None:
         )
     ln, rms, sm, lsm, gelu, mm, outer = evaluate(g, a)
     a64 = a.astype(np.float64)
+    f32 = lambda v: np.asarray(v).astype(np.float32)  # noqa: E731
+    # against the float64 formulas, rounded to float32: the norms and GELU within
+    # tests/norm_bounds.py's bounds for a float32 computation
     mu, var = a64.mean(-1, keepdims=True), a64.var(-1, keepdims=True)
-    np.testing.assert_allclose(ln, (a64 - mu) / np.sqrt(var + 1e-5) * gamma + beta, rtol=1e-5,
-                               atol=1e-6)  # fmt: skip
-    np.testing.assert_allclose(rms, a64 / np.sqrt((a64**2).mean(-1, keepdims=True) + 1e-6) * gamma,
-                               rtol=1e-5)  # fmt: skip
+    want = f32((a64 - mu) / np.sqrt(var + 1e-5) * gamma + beta)
+    b = norm_bound("layer_norm", {"epsilon": 1e-5}, [a, gamma, beta], want)
+    floats.assert_close(ln, want, b.bound, "layer_norm")
+    want = f32(a64 / np.sqrt((a64**2).mean(-1, keepdims=True) + 1e-6) * gamma)
+    attrs = {"epsilon": 1e-6, "weight_offset": 0.0, "multiply_before_cast": False}
+    floats.assert_close(rms, want, norm_bound("rms_norm", attrs, [a, gamma], want).bound, "rms")
+    # softmax of 4: exp within 2 ulps (4u), a sum of 4 (γ_4 and its terms' 4u), the division
+    # (u): 13u relatively, under 7 ulps of float32 (eps = 2u), and the rounding of want
     e = np.exp(a64 - a64.max(-1, keepdims=True))
-    np.testing.assert_allclose(sm, e / e.sum(-1, keepdims=True), rtol=1e-6)
-    np.testing.assert_allclose(lsm, a64 - np.log(np.exp(a64).sum(0, keepdims=True)), rtol=1e-5)
-    t = 0.5 * a64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (a64 + 0.044715 * a64**3)))
-    np.testing.assert_allclose(gelu, t, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(mm, a64 @ a64.T, rtol=1e-5)
-    np.testing.assert_allclose(outer, np.outer(a64.ravel(), np.ones(2)), rtol=0)
+    want = f32(e / e.sum(-1, keepdims=True))
+    floats.assert_close(sm, want, floats.ulp_bound(want, np.float32, 7.5), "softmax")
+    # logsoftmax over 2, a - log(Σ exp a): the sum within 6u relatively (two exps, an add),
+    # so its log within 6u absolutely plus log's ulp, the subtraction and want rounding once
+    s = np.exp(a64).sum(0, keepdims=True)
+    want = f32(a64 - np.log(s))
+    b = 6 * U32 + 2 * U32 * np.abs(np.log(s)) + 2 * U32 * np.abs(want.astype(np.float64))
+    floats.assert_close(lsm, want, b * (1 + 2.0**-20), "logsoftmax")
+    t = f32(0.5 * a64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (a64 + 0.044715 * a64**3))))
+    b = norm_bound("gelu", {"approximate": "tanh"}, [a], t)
+    floats.assert_close(gelu, t, b.bound, "gelu")
+    floats.assert_matmul(mm, f32(a64 @ a64.T), a, a.T)  # (want: the exact sums, rounded)
+    floats.assert_bits(outer, np.outer(a, np.ones(2, np.float32)).reshape(outer.shape))  # x * 1
 
 
 def test_conv_pool_pad_and_resize_take_maxs_enums() -> None:
@@ -447,16 +485,19 @@ def test_conv_pool_pad_and_resize_take_maxs_enums() -> None:
         )  # fmt: skip
     conv, conv_nchw, mx, avg, padded, nearest, same = evaluate(g, img)
     a = img[0, :, :, 0]
+    # the windows' sums of small integers (and their quarters): exact by construction
+    taps = np.stack([a[:-1, :-1], a[1:, :-1], a[:-1, 1:], a[1:, 1:]], -1).astype(np.float64)
     sums = a[:-1, :-1] + a[1:, :-1] + a[:-1, 1:] + a[1:, 1:]
-    np.testing.assert_array_equal(conv[0, :, :, 0], sums)
-    np.testing.assert_array_equal(conv_nchw[0, 0], sums)
-    np.testing.assert_array_equal(mx[0, :, :, 0], a.reshape(2, 2, 2, 2).max((1, 3)))
-    np.testing.assert_array_equal(avg[0, :, :, 0], a.reshape(2, 2, 2, 2).mean((1, 3)))
-    np.testing.assert_array_equal(padded[0, :, :, 0], np.pad(a, ((1, 0), (0, 1)),
-                                                             constant_values=-1))  # fmt: skip
+    floats.assert_exact_sum(conv[0, :, :, 0], sums, taps, "conv2d")
+    floats.assert_exact_sum(conv_nchw[0, 0], sums, taps, "conv2d NCHW")
+    floats.assert_bits(mx[0, :, :, 0], a.reshape(2, 2, 2, 2).max((1, 3)))
+    windows = a.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3).reshape(2, 2, 4).astype(np.float64)
+    floats.assert_exact_sum(avg[0, :, :, 0], a.reshape(2, 2, 2, 2).mean((1, 3)), windows / 4,
+                            "avg_pool2d")  # fmt: skip
+    floats.assert_bits(padded[0, :, :, 0], np.pad(a, ((1, 0), (0, 1)), constant_values=-1))
     # half-pixel nearest, 4 -> 2: source (o + 0.5) * 2 - 0.5 = 0.5, 2.5 rounds half down
-    np.testing.assert_array_equal(nearest[0, 0], a[[0, 2]][:, [0, 2]])
-    np.testing.assert_array_equal(same[0, 0], a)  # an unchanged size is copied
+    floats.assert_bits(nearest[0, 0], a[[0, 2]][:, [0, 2]])
+    floats.assert_bits(same[0, 0], a)  # an unchanged size is copied
 
 
 def test_resize_modes_graphdsl_lacks_raise() -> None:
@@ -505,9 +546,9 @@ def test_control_flow_with_maxs_methods_inside() -> None:
     assert isinstance(y, TensorValue) and y.type == TensorType(DType.float32, [2, 1], CPU)
     for pred, want in ((True, a.max(-1, keepdims=True)), (False, a.min(-1, keepdims=True))):
         for got in (evaluate(g, np.array(pred), a), run(g, [np.array(pred), a])):
-            np.testing.assert_array_equal(got[0], want)
+            floats.assert_bits(got[0], want)  # a maximum or a minimum
             assert got[1].tolist() == 3 and got[1].dtype == np.int32
-            np.testing.assert_array_equal(got[2], a * 8)
+            floats.assert_bits(got[2], a * 8)  # three doublings: exact
 
 
 def test_control_flow_keeps_maxs_types() -> None:
@@ -548,8 +589,16 @@ def test_subgraphs_are_added_and_called_as_in_max() -> None:
     model = export(g)
     assert sorted(f.name for f in model.functions) == ["double", "layer"]
     assert [n.op_type for n in model.graph.node].count("layer") == 2
+    # two float32 evaluations of two layers (tests/floats.py's rule, carried through: e1 =
+    # γ_3 |a| @ |w| + u |h1| for the first layer's dot products and its + 1; the second reads
+    # values within e1: e2 = ((1 + γ_3) e1 + γ_3 |h1|) @ |w| + u |h2|; * 2 exact): 2 * 2 e2
+    g3 = floats.gamma(3, np.float32)
+    w64, a64 = w.astype(np.float64), a.astype(np.float64)
+    h1 = np.maximum(a64 @ w64, 0) + 1
+    e1 = g3 * np.abs(a64) @ np.abs(w64) + U32 * h1
+    e2 = ((1 + g3) * e1 + g3 * h1) @ np.abs(w64) + U32 * (np.maximum(h1 @ w64, 0) + 1)
     for got in (evaluate(g, a), run(model, [a])):
-        np.testing.assert_allclose(got[0], want, rtol=1e-6)
+        floats.assert_close(got[0], want, 4 * e2 * (1 + 2.0**-20), "two layers")
 
 
 # ---------------------------------------------------------------------------- constants
@@ -677,7 +726,11 @@ def test_weights_and_constant_external() -> None:
     data = {"layer.w": np.array([[1, 2], [3, 4]], np.float32), "layer.b": np.ones(2, "f4")}
     model = export(g, weights=data)
     out, plus = run(model, {"input0": np.array([[1.0, 1.0]], np.float32)})
-    assert out.tolist() == [[5.0, 7.0]] and plus.tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    # [1, 1] @ w + 1: sums of small integers, exact by construction (checked)
+    terms = np.concatenate([floats.matmul_terms(np.ones((1, 2)), data["layer.w"]),
+                            np.ones((1, 2, 1))], -1)  # fmt: skip
+    floats.assert_exact_sum(out, np.array([[5.0, 7.0]], np.float32), terms, "x @ w + b")
+    assert plus.tolist() == [[2.0, 3.0], [4.0, 5.0]]
     with pytest.raises(UnsupportedError, match="quantization_encoding"):
         Weight("q", DType.uint8, [4], quantization_encoding="Q4_0")
     with Graph("p"), pytest.raises(UnsupportedError, match="placeholders"):

@@ -6,6 +6,7 @@ and the ops graphdsl.max added, each exported to ONNX, run on onnxruntime and co
 
 from __future__ import annotations
 
+import floats
 import numpy as np
 import pytest
 from backend import export, run
@@ -36,10 +37,13 @@ def both(g: Graph, feeds: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.n
 
 
 def same(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
-    np.testing.assert_array_equal(got, want)  # (NaN in the same places)
-    if got.dtype.kind == "f":
-        assert (np.signbit(got) == np.signbit(want)).all()
+    """Bit for bit, zero signs and NaN places included (tests/floats.py): for data movement
+    and ops that round once."""
+    floats.assert_bits(got, want)
+
+
+U32 = floats.unit_roundoff(np.float32)
+EPS64 = float(np.finfo(np.float64).eps)
 
 
 # ---------------------------------------------------------------------------- as a MAX user
@@ -200,7 +204,26 @@ def test_roi_align(kwargs: dict[str, object]) -> None:
         assert y.shape == [4, 3, 2, 3]
         g.output(y)
     want, got = both(g, [img, rois])
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
+    floats.assert_close(got[0], want[0], _roi_bound(img, rois, (3, 2), kwargs), "roi_align")
+
+
+def _roi_bound(img: np.ndarray, rois: np.ndarray, out: tuple[int, int],
+               kwargs: dict[str, object]) -> float:  # fmt: skip
+    """RoiAlign in float32 against the reference (float64, rounded once: u V). A sample's
+    coordinate takes about 6 roundings of values at most M (the scaled rois' coordinates,
+    the image's size), so it is off by 6 u M; bilinear interpolation moves by at most 2 V
+    per unit of each coordinate (V = max |x|): 24 u M V for the two. Its weights (1 - l, a
+    product) and 4-term sum: 8 u V. The average of c samples adds γ_c V + u V (the maximum
+    moves by what its samples do). In all (24 M + c + 10) u V, while no sample sits on the
+    border where RoiAlign drops it (-1 or the size: none does here)."""
+    scale = float(kwargs.get("spatial_scale", 1.0))  # type: ignore[arg-type]
+    ratio = int(kwargs.get("sampling_ratio", 0))  # type: ignore[call-overload]
+    coords = np.abs(rois[:, 1:].astype(np.float64)) * scale
+    m = max(float(coords.max()), *img.shape[1:3]) + 1
+    sides = np.maximum(np.abs(rois[:, 3:] - rois[:, 1:3]).astype(np.float64) * scale, 1.0)
+    grid = np.ceil(sides / np.array(out[::-1])) if ratio == 0 else np.full(sides.shape, ratio)
+    c = int(grid.prod(axis=1).max())
+    return (24 * m + c + 10) * U32 * float(np.abs(img).max())
 
 
 def test_fold_is_col2im() -> None:
@@ -214,7 +237,7 @@ def test_fold_is_col2im() -> None:
     for i in range(2):
         for j in range(2):
             want[:, :, i : i + 3 : 2, j : j + 3 : 2] += cols[:, :, i, j]
-    for outs in both(g, [x]):  # float64: exact (a scatter-add in the reference's order)
+    for outs in both(g, [x]):  # no two windows overlap: each place takes one value, or 0
         same(outs[0], want)
 
 
@@ -223,8 +246,13 @@ def test_hann_window_is_numpys() -> None:
         g.output(ops.hann_window(5, CPU), ops.hann_window(6, GPU, False, DType.float64),
                  ops.hann_window(1, CPU), ops.hann_window(0, CPU))  # fmt: skip
     got = gd.evaluate(g, [])
-    same(got[0], np.hanning(6)[:-1].astype(np.float32))  # periodic: N + 1 points, the last cut
-    np.testing.assert_allclose(got[1], np.hanning(6), rtol=0, atol=1e-16)
+    # 0.5 - 0.5 cos(a) in float64, a (|a| <= 2 pi) in another form than numpy's: a is off by
+    # 3 roundings (19 u), cos by that and an ulp (2u), halved, and the difference rounds (u):
+    # 12 u per evaluation, 12 eps for two; float32: then one rounding each, an ulp apart
+    b64 = 12 * EPS64
+    want32 = np.hanning(6)[:-1].astype(np.float32)  # periodic: N + 1 points, the last cut
+    floats.assert_close(got[0], want32, floats.ulp_bound(want32, np.float32, 1) + b64, "hann")
+    floats.assert_close(got[1], np.hanning(6), b64, "hann float64")
     assert got[2].tolist() == [1.0] and got[3].shape == (0,)
     assert [t.device for t in g.output_types] == [CPU, GPU, CPU, CPU]
 
@@ -238,9 +266,9 @@ def test_irfft_is_numpys(n: int | None, norm: str) -> None:
         g.output(ops.irfft(g.inputs[0], n, normalization=norm))
     want = np.fft.irfft(x.astype(np.float64), n, norm=norm)
     bound = 2 * want.shape[-1] * np.finfo(np.float32).eps * np.abs(x).sum(-1, keepdims=True)
+    bound = bound + floats.ulp_bound(want, np.float32, 0.5)  # want rounded to float32 below
     for outs in both(g, [x]):
-        assert outs[0].shape == want.shape and outs[0].dtype == np.float32
-        assert (np.abs(outs[0] - want) <= bound).all()
+        floats.assert_close(outs[0], want.astype(np.float32), bound, "irfft")
 
 
 def test_complex_helpers() -> None:
@@ -250,9 +278,17 @@ def test_complex_helpers() -> None:
         assert z.shape == [3, 2, 2]
         g.output(z, ops.complex.mul(z, z))
     c = a[:, 0::2] + 1j * a[:, 1::2]
+    re, im = a[:, 0::2].astype(np.float64), a[:, 1::2].astype(np.float64)
+    want = (c * c).astype(np.complex64)
+    # (re + i im)**2: re re - im im and re im + im re, dot products of 2 (tests/floats.py)
+    s_re, s_im = re * re + im * im, 2 * np.abs(re * im)
     for outs in both(g, [a]):
         same(outs[0], a.reshape(3, 2, 2))
-        np.testing.assert_allclose(outs[1][..., 0] + 1j * outs[1][..., 1], c * c, rtol=1e-6)
+        got_re, got_im = outs[1][..., 0], outs[1][..., 1]
+        b_re = floats.dot_bound(s_re, 2, np.float32, got_re, want.real)
+        b_im = floats.dot_bound(s_im, 2, np.float32, got_im, want.imag)
+        floats.assert_close(got_re, want.real, b_re, "real part")
+        floats.assert_close(got_im, want.imag, b_im, "imaginary part")
 
 
 def test_random_draws() -> None:
@@ -274,7 +310,7 @@ def test_random_draws() -> None:
         assert abs(nn.mean() - 1.0) < 0.15 and abs(nn.std() - 2.0) < 0.15
         assert not np.array_equal(uu, other)  # each draw its own seed
     first, again = gd.evaluate(g, []), gd.evaluate(g, [])
-    np.testing.assert_array_equal(first[0], again[0])  # the reference: the same each time
+    same(first[0], again[0])  # the reference: the same draws each time
 
 
 # ---------------------------------------------------------------------------- buffers, effects
@@ -375,5 +411,12 @@ def test_conv2d_with_a_symbolic_channel_count(layout: str) -> None:
         h.output(ops.conv2d(*h.inputs, **kw))  # type: ignore[arg-type]
     assert list(y.shape) == list(h.output_types[0].shape)
     (want,) = gd.evaluate(h, [xs, ws])
+    # sums of the same products in other orders: tests/floats.py's dot bound, with Σ|x w|
+    # from the convolution of |x| and |w| in float64 (its own error: far below the margin)
+    with Graph("abs", input_types=[TensorType(DType.float64, s, CPU) for s in static]) as a:
+        a.output(ops.conv2d(*a.inputs, **kw))  # type: ignore[arg-type]
+    (s,) = gd.evaluate(a, [np.abs(xs).astype(np.float64), np.abs(ws).astype(np.float64)])
+    n = 3 * 3 * 2  # the taps times the channels
     for outs in both(g, [xs, ws]):
-        np.testing.assert_allclose(outs[0], want, rtol=1e-5, atol=1e-5)
+        bound = floats.dot_bound(s * (1 + 2.0**-40), n, np.float32, outs[0], want)
+        floats.assert_close(outs[0], want, bound, "conv2d")

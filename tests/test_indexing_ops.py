@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+import floats
 import numpy as np
 import pytest
 from backend import export, run
@@ -19,13 +20,20 @@ X[0, 0, 0] = -0.0
 X[1, 2, 3] = np.nan
 
 
+def _raw(a: np.ndarray) -> np.ndarray:
+    """``a``'s bytes, one row per element: data movement compared byte for byte."""
+    return np.ascontiguousarray(a).view(np.uint8).reshape(*a.shape, a.dtype.itemsize)
+
+
 def _both(g: gd.Graph, *inputs: np.ndarray) -> list[np.ndarray]:
-    """The reference results, after checking onnxruntime gives the same bits and dtypes."""
+    """The reference results, after checking onnxruntime gives the same bits and dtypes
+    (tests/floats.py's assert_bits, on the bytes: indexing moves data, exact by
+    construction; the scatters' adds here are of integers)."""
     want = gd.evaluate(g, list(inputs))
     got = run(export(g, check="full"), list(inputs))
-    for w, r in zip(want, got, strict=True):
-        assert w.dtype == r.dtype and w.shape == r.shape
-        assert w.tobytes() == r.tobytes()
+    for k, (w, r) in enumerate(zip(want, got, strict=True)):
+        assert w.dtype == r.dtype
+        floats.assert_bits(_raw(r), _raw(w), f"output {k}")
     return want
 
 
@@ -49,8 +57,7 @@ def test_basic_indexing_equals_numpy(key: tuple[object, ...]) -> None:
     assert y.shape == X[key].shape
     g.output(y)
     (got,) = _both(g, X)
-    np.testing.assert_array_equal(got, X[key])
-    assert np.signbit(got).tobytes() == np.signbit(X[key]).tobytes()
+    floats.assert_bits(got, X[key])  # -0.0 where -0.0, NaN where NaN
 
 
 def test_integer_array_and_symbol_indices_gather_along_their_axis() -> None:
@@ -63,7 +70,7 @@ def test_integer_array_and_symbol_indices_gather_along_their_axis() -> None:
     got = _both(g, X, ii)
     for r, w in zip(got, [X[:, ii], X[..., idx], X[ii], X[::-1, idx, ::2], X[None, :, [1, 1]]],
                     strict=True):  # fmt: skip
-        np.testing.assert_array_equal(r, w)
+        floats.assert_bits(r, w)
     assert outs[0].shape == ("b", 2, 2, 4) and outs[2].shape == (2, 2, 5, 4)
 
 
@@ -93,10 +100,10 @@ def test_gather_and_gather_nd_equal_numpy() -> None:
         gd.ops.gather_nd(x, np.array([[[1], [4]], [[0], [0]], [[2], [3]]]), batch_dims=1),
     )
     a, b, c, d = _both(g, X)
-    np.testing.assert_array_equal(a, X[[[2], [-3]]])
-    np.testing.assert_array_equal(b, X[..., 3])
-    np.testing.assert_array_equal(c, X[[0, 1], [4, -1]])
-    np.testing.assert_array_equal(d, np.stack([X[0][[1, 4]], X[1][[0, 0]], X[2][[2, 3]]]))
+    floats.assert_bits(a, X[[[2], [-3]]])
+    floats.assert_bits(b, X[..., 3])
+    floats.assert_bits(c, X[[0, 1], [4, -1]])
+    floats.assert_bits(d, np.stack([X[0][[1, 4]], X[1][[0, 0]], X[2][[2, 3]]]))
 
 
 def test_scatters_equal_numpy_with_repeated_indices() -> None:
@@ -191,9 +198,9 @@ def test_symbolic_slices_and_int_indices_run_at_any_size() -> None:
     for n in (2, 3, 5):
         data = RNG.standard_normal((n, 4)).astype(np.float32)
         a, b, c = _both(g, data)
-        np.testing.assert_array_equal(a, data[::-1, 1])
-        np.testing.assert_array_equal(b, data[-1])
-        np.testing.assert_array_equal(c, data[-2:])
+        floats.assert_bits(a, data[::-1, 1])
+        floats.assert_bits(b, data[-1])
+        floats.assert_bits(c, data[-2:])
 
 
 def test_range_over_a_symbolic_dimension_gives_positions() -> None:
@@ -209,7 +216,7 @@ def test_range_over_a_symbolic_dimension_gives_positions() -> None:
         np.testing.assert_array_equal(a, np.arange(seq))
         np.testing.assert_array_equal(b, np.arange(5, -4, -2, dtype=np.int8))
         # each value is start + i * step in float64, rounded once (numpy's arange agrees here)
-        np.testing.assert_array_equal(c, (np.arange(10) * 0.1).astype(np.float16))
+        floats.assert_bits(c, (np.arange(10) * 0.1).astype(np.float16))
         np.testing.assert_array_equal(d, np.arange(300).astype(np.uint8))  # wraps, as a cast
 
 
@@ -248,7 +255,7 @@ def test_band_part_tril_triu_equal_numpy(lower: int | None, upper: int | None,
     if exclude:
         keep = ~keep
     want = np.where(keep, X, np.float32(0))
-    assert got.tobytes() == want.tobytes()
+    floats.assert_bits(_raw(got), _raw(want))
 
 
 def test_tril_triu_one_hot_outer_are_their_numpy_namesakes() -> None:
@@ -261,8 +268,8 @@ def test_tril_triu_one_hot_outer_are_their_numpy_namesakes() -> None:
     a, b, c, d, e = _both(g, xs, idx)
     np.testing.assert_array_equal(a, np.tril(xs, -1))
     np.testing.assert_array_equal(b, np.triu(xs, 1))
-    eye = np.eye(4, dtype=np.float32)
-    np.testing.assert_array_equal(c, [eye[0], eye[3], 0 * eye[0], 0 * eye[0], eye[2]])
+    eye = np.eye(4, dtype=c.dtype)  # (the policy's default float)
+    floats.assert_bits(c, np.array([eye[0], eye[3], 0 * eye[0], 0 * eye[0], eye[2]]))
     np.testing.assert_array_equal(d, c[:, :3].astype(bool))
     np.testing.assert_array_equal(e, np.outer(xs[0], xs[:, 1]))
 
@@ -283,7 +290,7 @@ def test_split_chunk_stack_tile_repeat_equal_numpy() -> None:
             np.stack([xs, ys.astype(xs.dtype)], axis=1), np.tile(ys, [2, 1]),
             np.repeat(ys, 2, axis=0), np.repeat(ys, 3), ys[None]]  # fmt: skip
     for r, w in zip(got, want, strict=True):
-        np.testing.assert_array_equal(r, w)
+        floats.assert_bits(r, w)
     assert got[0].dtype == gd.bfloat16.np and got[6].dtype == gd.bfloat16.np  # stack promotes
 
 
@@ -304,8 +311,8 @@ def test_index_operands_accept_every_integer_dtype() -> None:
         g.output(x[:, i], gd.ops.gather_nd(x, gd.ops.stack([i, i], axis=-1)))
         idx = np.array([2, 0], dt.np)
         a, b = _both(g, data, idx)
-        np.testing.assert_array_equal(a, data[:, [2, 0]])
-        np.testing.assert_array_equal(b, data[[2, 0], [2, 0]])
+        floats.assert_bits(a, data[:, [2, 0]])
+        floats.assert_bits(b, data[[2, 0], [2, 0]])
 
 
 def test_slices_on_every_dtype_round_trip() -> None:
@@ -317,4 +324,4 @@ def test_slices_on_every_dtype_round_trip() -> None:
         g.output(x[key])
         data = RNG.integers(0, 2, (4, 3)).astype(dt.np)
         (got,) = _both(g, data)
-        np.testing.assert_array_equal(got.astype(np.float64), data[key].astype(np.float64))
+        floats.assert_bits(got.astype(np.float64), data[key].astype(np.float64))

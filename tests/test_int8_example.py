@@ -5,11 +5,13 @@ its exported file within 10% of the int8 weights' bytes, its weights INT8 initia
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import floats
 import numpy as np
 import onnx
 import pytest
@@ -36,11 +38,34 @@ def numpy_mlp(layers: list[tuple[np.ndarray, np.ndarray, np.ndarray]], x: np.nda
     return h
 
 
+def float32_bound(layers: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                  x: np.ndarray) -> np.ndarray:  # fmt: skip
+    """How far a float32 evaluation of the MLP (each sum in its own order) may be from
+    :func:`numpy_mlp`, derived layer by layer (tests/floats.py's rule, u = 2**-24). With h
+    the exact layer values (float64 here, a margin for its roundings), W = q * scale, and e
+    the distance of the computed layer from h: the dequantized weight rounds once (W(1 + δ),
+    |δ| <= u); a dot product of n terms is within γ_n of Σ|ĥ Ŵ| of the exact products of
+    the values it reads (Higham (3.5)), and those are within e of h; so with c = γ_n (1 + u)
+    + u the product is within ((1 + c) e + c |h|) |W| of h W; adding b rounds once more (u
+    |h W + b| and u of that error); ReLU moves nothing apart."""
+    u = floats.unit_roundoff(np.float32)
+    h = x.astype(np.float64)
+    e = np.zeros_like(h)
+    for k, (q, scale, b) in enumerate(layers):
+        w = q.astype(np.float64) * scale.astype(np.float64)
+        c = floats.gamma(q.shape[0], np.float32) * (1 + u) + u
+        s = h @ w + b.astype(np.float64)
+        e = (1 + u) * ((1 + c) * e + c * np.abs(h) * (1 + 2.0**-40)) @ np.abs(w) + u * np.abs(s)
+        h = np.maximum(s, 0.0) if k < len(layers) - 1 else s
+    return e * (1 + 2.0**-40)
+
+
 def test_weights_are_symmetric_int8_per_output_channel(example: ModuleType) -> None:
-    floats = example.float_weights(np.random.default_rng(0))
-    for (w, b), (q, scale, b2) in zip(floats, example.quantize_weights(floats), strict=True):
+    fw = example.float_weights(np.random.default_rng(0))
+    for (w, b), (q, scale, b2) in zip(fw, example.quantize_weights(fw), strict=True):
         assert q.dtype == np.int8 and q.shape == w.shape and b2 is b
-        np.testing.assert_array_equal(scale, (np.abs(w).max(axis=0) / 127).astype(np.float32))
+        # a maximum, a division: rounded once
+        floats.assert_bits(scale, (np.abs(w).max(axis=0) / 127).astype(np.float32))
         # w / scale in float32, rounded half to even (Python's round), within [-127, 127]
         ratio = (w / scale).astype(np.float64)
         want = np.vectorize(round)(ratio).astype(np.int8)
@@ -56,11 +81,40 @@ def test_matches_a_numpy_reference_on_both_backends(example: ModuleType) -> None
     for batch in (0, 1, 7):  # the batch is symbolic
         x = rng.standard_normal((batch, example.SIZES[0])).astype(np.float32)
         want = numpy_mlp(layers, x)
-        # float32 roundings: the dequantized weights (an eps each), sums of up to 1024 terms
-        tol = 1e-4 * max(float(np.abs(want).max(initial=0.0)), 1.0)
+        # float32 roundings: the dequantized weights (an u each), sums of up to 1024 terms
+        bound = float32_bound(layers, x)
         for got in (gd.evaluate(g, {"x": x})[0], run(model, {"x": x})[0]):
             assert got.dtype == np.float32 and got.shape == (batch, example.SIZES[-1])
-            np.testing.assert_allclose(got, want, rtol=0, atol=tol)
+            floats.assert_close(got.astype(np.float64), want, bound, "int8 MLP")
+
+
+def test_bit_for_bit_where_every_sum_is_exact(example: ModuleType) -> None:
+    """The bound above grows with |W| layer by layer (loose: 0.24 where the outputs reach
+    0.9). The same graph bit for bit where its sums are exact by construction, which the
+    helper checks: weights in {-1, 0, 1}, 40 of them nonzero per column, scales 1/8, biases
+    in eighths, x in {-1, 0, 1}: each layer's terms are multiples of 8**-layer, their sums
+    at most 40**layer of them (under float32's 2**24 for 4 layers)."""
+    rng = np.random.default_rng(5)
+    layers = []
+    for fan_in, fan_out in itertools.pairwise(example.SIZES):
+        q = np.zeros((fan_in, fan_out), np.int8)
+        for j in range(fan_out):
+            rows = rng.choice(fan_in, 40, replace=False)
+            q[rows, j] = rng.choice(np.array([-1, 1], np.int8), 40)
+        scale = np.full(fan_out, 0.125, np.float32)
+        layers.append((q, scale, (rng.integers(-8, 9, fan_out) / 8).astype(np.float32)))
+    g = example.build(layers)
+    x = rng.integers(-1, 2, (7, example.SIZES[0])).astype(np.float32)
+    h = x.astype(np.float64)
+    for k, (q, scale, b) in enumerate(layers):
+        terms = floats.matmul_terms(h, q.astype(np.float64) * scale)
+        terms = np.concatenate([terms, np.broadcast_to(b[:, None], (*terms.shape[:2], 1))], -1)
+        assert floats.exactly_summable(terms, np.float32), k
+        h = terms.sum(axis=-1)
+        h = np.maximum(h, 0.0) if k < len(layers) - 1 else h
+    assert np.abs(h).max() > 1  # (not all zero after the ReLUs)
+    for got in (gd.evaluate(g, {"x": x})[0], run(export(g), {"x": x})[0]):
+        floats.assert_exact_sum(got, h.astype(np.float32), terms, "int8 MLP, exact sums")
 
 
 def test_file_is_the_int8_weights_within_10_percent(example: ModuleType, tmp_path: Path) -> None:

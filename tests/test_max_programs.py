@@ -12,12 +12,13 @@ provider, and compares dtypes, shapes and values with MAX's:
   int / int is float64, signed zeros included), and its build errors class for class;
 - the MLP and the attention block within float32 rounding: MAX's and onnxruntime's matmul
   and softmax kernels sum in their own orders, so an output may differ by a few roundings of
-  the terms it sums. Each output must be within ``ROUNDINGS`` * 2**-24 of the magnitude of
-  those terms, computed from the program's inputs in float64: ``(|x| @ |w1| + |b1|) @ |w2|``
-  for the MLP, ``|P| @ |V|`` for the attention output and ``P`` itself for the attention
-  probabilities (whose masked zeros must then be exact). Measured on onnxruntime 1.32:
-  the MLP bit for bit, the attention block within 1.8 (output) and 1.4 (probabilities)
-  such units, graphdsl's reference interpreter within 2.9 and 5.6.
+  the terms it sums. Each output must be within the bound :func:`bounds` derives through the
+  program from its inputs (tests/floats.py's rule: dot products within γ_n Σ|terms|, exp
+  within 2 ulps, errors carried through the layers; twice one evaluation's, for two
+  evaluations), so the attention probabilities' masked zeros must be exact. Measured on
+  onnxruntime 1.32: the MLP bit for bit, the attention block within 1.8 (output) and 1.4
+  (probabilities) roundings of the terms' magnitudes, graphdsl's reference interpreter
+  within 2.9 and 5.6.
 
 One cell differs by design: ``-x`` on uint8 builds in max.graph but its compiler refuses it
 ("Failed to compile the model"); graphdsl negates modulo 2**8.
@@ -30,6 +31,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import floats
 import numpy as np
 import pytest
 from backend import export, run
@@ -47,7 +49,6 @@ IMPORTS = {
         "from graphdsl.max import DeviceRef, Graph, TensorType, ops"
     ),
 }
-ROUNDINGS = 16  # the float32 tolerance of the MLP and attention outputs (see the docstring)
 
 
 def on_graphdsl(source: str) -> str:
@@ -95,25 +96,48 @@ def test_only_the_imports_change() -> None:
 # ---------------------------------------------------------------------------- mlp, attention
 
 
-def magnitudes(name: str, env: dict[str, Any]) -> list[np.ndarray]:
-    """Per output, the magnitude of the terms it sums (float64, from the program's values)."""
+def bounds(name: str, env: dict[str, Any]) -> list[np.ndarray]:
+    """Per output, how far two float32 evaluations of the program (MAX's and ours, each
+    summing in its own order) may be apart, derived from its values in float64 (u = 2**-24,
+    γ_n = n u / (1 - n u); e is one evaluation's distance from the exact value, doubled at
+    the end).
+
+    MLP: relu(x @ w1 + b1) @ w2. The first layer is a sum of 5 terms (the bias one of them),
+    any order: e1 = γ_5 (|x| @ |w1| + |b1|); ReLU moves nothing apart; the second layer sums
+    8 products of values within e1 of the exact ones: e2 = ((1 + γ_8) e1 + γ_8 |h1|) @ |w2|.
+
+    Attention: s = q @ k^T / sqrt(D) (D products, a division and sqrt(D) rounded: es =
+    γ_D (|q| @ |k|^T) / sqrt(D) + 2u |s|); masked scores are -inf on both sides. softmax:
+    scores off by at most E (the row's largest es) move each probability by a factor within
+    exp(±2E); s - max rounds (u R of exp's argument, R the row's largest s_max - s); exp
+    within 2 ulps (4u), the sum of S of them γ_S and their 4u, the division u: a relative
+    ep = expm1(2E) + u R + (4 + 4 + S + 1) u, with a margin for the second order. The
+    output, p @ v: eo = γ_S ((p + ep p) @ |v|) + (ep p) @ |v|. The masked probabilities
+    are 0 exactly (exp(-inf)), so are their bounds."""
+    u = floats.unit_roundoff(np.float32)
     if name == "mlp":
-        x, w1, b1, w2 = (np.abs(a.astype(np.float64)) for a in (env["inputs"][0],
+        x, w1, b1, w2 = (a.astype(np.float64) for a in (env["inputs"][0],
                          *(env["constants"][k] for k in ("w1", "b1", "w2"))))  # fmt: skip
-        return [(x @ w1 + b1) @ w2]
+        g1, g2 = floats.gamma(w1.shape[0] + 1, np.float32), floats.gamma(w2.shape[0], np.float32)
+        e1 = g1 * (np.abs(x) @ np.abs(w1) + np.abs(b1))
+        h1 = np.maximum(x @ w1 + b1, 0)
+        e2 = ((1 + g2) * e1 + g2 * h1) @ np.abs(w2)
+        return [2 * e2 * (1 + 2.0**-30)]
     q, k, v = (a.astype(np.float64) for a in env["inputs"])
-    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    d, n = q.shape[-1], k.shape[-2]
+    kt = np.swapaxes(k, -1, -2)
+    s = q @ kt / np.sqrt(d)
+    es = floats.gamma(d, np.float32) * (np.abs(q) @ np.abs(kt)) / np.sqrt(d) + 2 * u * np.abs(s)
+    allowed = np.tril(np.ones(s.shape[-2:], bool))
+    s = np.where(allowed, s, -np.inf)
+    big_e = np.where(allowed, es, 0).max(-1, keepdims=True)
+    r = np.where(allowed, s.max(-1, keepdims=True) - s, 0).max(-1, keepdims=True)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    return [p @ np.abs(v), p]
-
-
-def within_float32_rounding(got: np.ndarray, want: np.ndarray, scale: np.ndarray) -> None:
-    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
-    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    bound = ROUNDINGS * 2.0**-24 * scale
-    assert (err <= bound).all(), f"{float(np.max(err / (bound / ROUNDINGS)))} roundings apart"
+    rel = np.expm1(2 * big_e) + u * r + (9 + n) * u
+    ep = rel * (1 + rel) * (1 + 2.0**-30) * p
+    eo = floats.gamma(n, np.float32) * ((p + ep) @ np.abs(v)) + ep @ np.abs(v)
+    return [2 * eo * (1 + 2.0**-30), 2 * ep]
 
 
 @pytest.mark.parametrize("name", ["mlp", "attention"])
@@ -121,11 +145,11 @@ def test_program_runs_as_max_ran_it(name: str) -> None:
     entry = PROGRAMS[name]
     env = execute(name)
     graph, inputs = env["graph"], env["inputs"]
-    # the program's own seeded inputs and constants are the ones MAX ran on
+    # the program's own seeded inputs and constants are the ones MAX ran on (data)
     for arr, rec in zip(inputs, entry["inputs"], strict=True):
-        np.testing.assert_array_equal(arr, recorded_array(rec))
+        floats.assert_bits(arr, recorded_array(rec), "input")
     for key, rec in entry["constants"].items():
-        np.testing.assert_array_equal(env["constants"][key], recorded_array(rec))
+        floats.assert_bits(env["constants"][key], recorded_array(rec), key)
     assert [(t.dtype.name, t.shape) for t in graph.output_types] == [
         (t["dtype"], t["shape"]) for t in entry["output_types"]
     ]
@@ -133,11 +157,11 @@ def test_program_runs_as_max_ran_it(name: str) -> None:
     outs = run(graph, inputs)
     wants = [recorded_array(o) for o in entry["outputs"]]
     assert len(outs) == len(wants)
-    scales = magnitudes(name, env)
-    for got, want, scale in zip(outs, wants, scales, strict=True):
-        within_float32_rounding(got, want, scale)
-    for got, want, scale in zip(gd.evaluate(graph, inputs), wants, scales, strict=True):
-        within_float32_rounding(got, want, scale)  # the reference interpreter agrees too
+    derived = bounds(name, env)
+    for got, want, bound in zip(outs, wants, derived, strict=True):
+        floats.assert_close(got, want, bound, f"{name} on onnxruntime")
+    for got, want, bound in zip(gd.evaluate(graph, inputs), wants, derived, strict=True):
+        floats.assert_close(got, want, bound, f"{name} on gd.evaluate")  # the reference too
 
 
 def test_mlp_export_is_the_plain_mlp() -> None:
@@ -150,7 +174,13 @@ def test_attention_masks_the_future() -> None:
     env = execute("attention")
     _, probs = run(env["graph"], env["inputs"])
     assert (np.triu(probs[0], 1) == 0).all() and (np.triu(probs[1], 1) == 0).all()
-    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-6)
+    # each probability within ep of the exact one (bounds(), one evaluation: half of it),
+    # and the sum of S of them within γ_S of the sum of the computed ones
+    ep = bounds("attention", env)[1] / 2
+    s = probs.shape[-1]
+    total = probs.astype(np.float64).sum(-1)
+    bound = ep.sum(-1) + floats.gamma(s, np.float32) * total
+    floats.assert_close(total, np.ones_like(total), bound, "the probabilities' sums")
 
 
 # ---------------------------------------------------------------------------- scalars
@@ -195,14 +225,6 @@ def scalars() -> dict[str, Any]:
     return results
 
 
-def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return False
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    same_signs = np.array_equal(np.signbit(g), np.signbit(w))
-    return bool(np.array_equal(g, w, equal_nan=True) and same_signs)
-
-
 def test_scalars_program_covers_every_recorded_cell(scalars: dict[str, Any]) -> None:
     assert set(scalars) == set(SCALARS)
     for dt, r in scalars.items():
@@ -224,4 +246,5 @@ def test_scalars_program_runs_as_max_ran_it(scalars: dict[str, Any], dtype: str,
         assert got.dtype == np.uint8 and got.tolist() == ((256 - feed.astype(int)) % 256).tolist()
         return
     rec = recorded_array(SCALARS[dtype]["outputs"][expr])
-    assert same_bits(got, rec), f"{expr} on {dtype}: graphdsl {got.tolist()}, MAX {rec.tolist()}"
+    # elementwise ops, each rounding once: bit for bit (tests/floats.py)
+    floats.assert_bits(got, rec, f"{expr} on {dtype}: graphdsl {got.tolist()}, MAX {rec.tolist()}")

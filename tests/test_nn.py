@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import floats
 import numpy as np
 import pytest
 from backend import export, run
@@ -60,7 +61,9 @@ def test_identical_blocks_are_one_subgraph_called_with_weights_by_name() -> None
     ids = np.random.default_rng(0).integers(0, SMALL.vocab_size, size=(2, 5))
     (want,) = gd.evaluate(g, {"ids": ids}, weights=model.weights())
     (got,) = run(model_proto, {"ids": ids})
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # a whole GPT-2 (3 blocks): no bound derived through it; the suite's figure, 1e-5
+    # absolute and relative, through tests/floats.py
+    floats.assert_close(got, want, 1e-5 * (1 + np.abs(want)), "GPT-2")
 
 
 def test_a_module_called_twice_is_one_subgraph_called_twice() -> None:
@@ -127,9 +130,14 @@ def test_load_state_dict_from_a_safetensors_file(tmp_path: Path) -> None:
         g.output(model(g.inputs[0]))
     x = np.array([[3, 1]], np.float32)
     (want,) = gd.evaluate(g, [x], weights=model.weights())
-    assert want.dtype == np.float32 and want.tolist() == [[2.5]]  # (4 - 2) + 0.5
+    # (4 - 2) + 0.5: both layers' sums exact by construction (checked: x @ I + 1, then
+    # 4 - 2 + 0.5), so bit for bit but for a zero's sign
+    golden = np.array([[2.5]], np.float32)
+    exact = np.array([[3.0, 0.0, 1.0], [0.0, 1.0, 1.0], [4.0, -2.0, 0.5]])
+    assert floats.exactly_summable(exact, np.float32)
+    floats.assert_exact_sum(want, golden, exact[None, 2:], "gd.evaluate")
     (got,) = run(export(g, tmp_path / "st.onnx", weights=model.weights()), [x])
-    assert got.tolist() == [[2.5]]
+    floats.assert_exact_sum(got, golden, exact[None, 2:], "onnxruntime")
 
 
 def test_weights_before_load_and_modules_outside_the_tree_are_errors() -> None:
@@ -194,9 +202,46 @@ def test_multihead_attention_matches_its_definition() -> None:
     ctx = (p / p.sum(-1, keepdims=True)) @ heads[2]
     want = ctx.transpose(0, 2, 1, 3).reshape(2, 5, 8) @ state["out_proj.weight"].T.astype(
         np.float64) + state["out_proj.bias"]  # fmt: skip
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    bound = _mha_bound(state, heads, p / p.sum(-1, keepdims=True), ctx, (xq, xkv, xkv))
+    floats.assert_close(got.astype(np.float64), want, bound, "gd.evaluate")
     (exported,) = run(export(g, weights=mha.weights()), [xq, xkv])
-    np.testing.assert_allclose(exported, got, rtol=1e-5, atol=1e-5)
+    floats.assert_close(exported, got, 2 * bound, "onnxruntime")  # two evaluations
+
+
+def _mha_bound(state: dict[str, np.ndarray], heads: list[np.ndarray], p: np.ndarray,
+               ctx: np.ndarray, xs: tuple[np.ndarray, ...]) -> np.ndarray:  # fmt: skip
+    """How far one float32 evaluation of the causal 2-head attention above may be from its
+    float64 definition (tests/floats.py's rule, u = 2**-24, e: one value's distance from the
+    exact one, carried through): each projection sums 8 products and the bias, e_h = γ_9
+    (|x| @ |W|^T + |b|); the scores, 4 products of values off by e_h, halved exactly: es =
+    (γ_4 (|Q| + eQ) @ (|K| + eK)^T + eQ @ |K|^T + |Q| @ eK^T + eQ @ eK^T) / 2; softmax
+    (as tests/test_max_programs.py's bounds(): scores off by E move each probability by a
+    factor within exp(±2E), s - max rounds, exp within 2 ulps, a sum of 5, a division):
+    relative ep = expm1(2E) + u R + 14u; the context, 5 products: e_c = γ_5 ((p + ep) @
+    (|V| + eV)) + ep @ |V| + p @ eV; the output projection as the first ones, reading
+    values off by e_c: γ_9 ((|c| + e_c) @ |Wo|^T + |bo|) + e_c @ |Wo|^T."""
+    u = floats.unit_roundoff(np.float32)
+    w, b = np.abs(state["in_proj_weight"].astype(np.float64)), np.abs(state["in_proj_bias"])
+    g9, g5 = floats.gamma(9, np.float32), floats.gamma(5, np.float32)
+    e = [(g9 * (np.abs(x.astype(np.float64)) @ w[i * 8:(i + 1) * 8].T + b[i * 8:(i + 1) * 8]))
+         .reshape(2, 5, 2, 4).transpose(0, 2, 1, 3) for i, x in enumerate(xs)]  # fmt: skip
+    q, k, v = (np.abs(h) for h in heads)
+    eq, ek, ev = e
+    kt, ekt = k.transpose(0, 1, 3, 2), ek.transpose(0, 1, 3, 2)
+    es = (floats.gamma(4, np.float32) * ((q + eq) @ (kt + ekt)) + eq @ kt + q @ ekt
+          + eq @ ekt) / 2  # fmt: skip
+    allowed = np.tril(np.ones((5, 5), bool))
+    big_e = np.where(allowed, es, 0).max(-1, keepdims=True)
+    s = np.where(allowed, heads[0] @ heads[1].transpose(0, 1, 3, 2) / 2.0, -np.inf)
+    r = np.where(allowed, s.max(-1, keepdims=True) - s, 0).max(-1, keepdims=True)
+    rel = np.expm1(2 * big_e) + u * r + 14 * u
+    ep = rel * (1 + rel) * p
+    ec = g5 * ((p + ep) @ (v + ev)) + ep @ v + p @ ev + ep @ ev
+    flat = lambda a: a.transpose(0, 2, 1, 3).reshape(2, 5, 8)  # noqa: E731
+    wo = np.abs(state["out_proj.weight"].astype(np.float64)).T
+    bo = np.abs(state["out_proj.bias"].astype(np.float64))
+    out = g9 * ((np.abs(flat(ctx)) + flat(ec)) @ wo + bo) + flat(ec) @ wo
+    return np.asarray(out * (1 + 2.0**-30))
 
 
 def test_graphdsl_never_imports_torch() -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import floats
 import ml_dtypes
 import numpy as np
 import pytest
 from backend import cpu_only, export, run
-from norm_bounds import output_bound
+from norm_bounds import bound, output_bound
 
 import graphdsl as gd
 from graphdsl import DType
@@ -45,11 +46,24 @@ def agree(g: gd.Graph, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray
     assert got.dtype == want.dtype and got.shape == want.shape
     b = output_bound(g, inputs)
     assert b is not None and not b.overflows
-    w, r = want.astype(np.float64), got.astype(np.float64)
-    with np.errstate(all="ignore"):
-        ok = (w == r) | (np.isnan(w) & np.isnan(r)) | (np.abs(r - w) <= b.bound)
-    assert ok.all(), f"{int((~ok).sum())} differ: {r[~ok][:5]} vs {w[~ok][:5]}"
+    floats.assert_close(got, want, b.bound, g.outputs[0].op)
     return want, got
+
+
+def f64_bound(op: str, attrs: dict[str, Any], operands: list[Any], ref: np.ndarray) -> np.ndarray:
+    """tests/norm_bounds.py's bound for a float64 computation of ``op`` against another
+    (float64 operands and result: its float64 case)."""
+    args = [np.asarray(a, np.float64) for a in operands]
+    return bound(op, attrs, args, np.asarray(ref, np.float64)).bound
+
+
+def _far_from_ties(v: np.ndarray, bits: int, rel: float) -> bool:
+    """Is every value of ``v`` farther than ``rel`` relatively from the midpoints between
+    the floats of ``bits`` significand bits around it (so rounding it, or a value within
+    ``rel`` of it, to them gives one result)?"""
+    m, _ = np.frexp(np.abs(v[v != 0]))  # 0.5 <= m < 1: the significand
+    frac = (m * 2.0**bits) % 1.0
+    return bool(np.all(np.abs(frac - 0.5) > rel * 2.0**bits))
 
 
 # ---------------------------------------------------------------------------- erf
@@ -62,7 +76,9 @@ def test_erf_values() -> None:
     want = [0.0, -0.0, 0.5204998778130465, -0.8427007929497149, 0.9953222650189527,
             0.9999779095030014, 1.0, 1.0, -1.0, np.nan, 2 / math.sqrt(math.pi) * 1e-300,
             5e-324]  # fmt: skip
-    np.testing.assert_allclose(got, want, rtol=2e-16, atol=0)
+    # the reference rounds C's erf (within an ulp of the table's values)
+    want = np.array(want)
+    floats.assert_close(got, want, floats.ulp_bound(want, np.float64, 1), "erf")
     assert np.signbit(got[1]) and not np.signbit(got[0])
     assert evaluate(gd.ops.erf, x.astype(np.float32)).dtype == np.float32
 
@@ -87,13 +103,14 @@ def test_erf_float64_composition_accuracy() -> None:
     g = one(gd.ops.erf, x)
     got = run(export(g), [x])[0]
     want = _erf(x)
-    assert np.array_equal(np.isnan(got), np.isnan(want))
     number = ~np.isnan(want)
     assert np.array_equal(np.signbit(got[number]), np.signbit(want[number]))  # erf(-0.0): -0.0
-    normal = np.abs(want) >= np.finfo(np.float64).tiny  # (subnormal results: in ulps)
+    # 3 eps relatively where erf(x) is normal, 4 ulps everywhere (subnormal results)
+    normal = np.abs(want) >= np.finfo(np.float64).tiny
     with np.errstate(all="ignore"):
-        rel = np.abs(got - want)[normal] / (np.finfo(np.float64).eps * np.abs(want[normal]))
-    assert float(np.max(rel)) <= 3.0
+        rel = np.where(normal, 3 * np.finfo(np.float64).eps * np.abs(want), np.inf)
+        ulps = 4 * np.spacing(np.abs(want))
+    floats.assert_close(got, want, np.minimum(rel, ulps), "erf")
     assert float(np.nanmax(_ulps_f64(got, want))) <= 4.0
 
 
@@ -103,9 +120,8 @@ def test_erf_export_uses_the_float32_kernel() -> None:
     m = export(g)
     assert [n.op_type for n in export(g, target="cpu").graph.node] == ["Erf"]
     # within an ulp of the exact erf (the reference rounds C's erf once)
-    got = run(m, [x])[0].astype(np.float64)
-    want = gd.evaluate(g, [x])[0].astype(np.float64)
-    assert np.all(np.abs(got - want) <= np.spacing(np.abs(want).astype(np.float32)))
+    got, want = run(m, [x])[0], gd.evaluate(g, [x])[0]
+    floats.assert_close(got, want, np.spacing(np.abs(want)).astype(np.float64), "erf")
     bf16 = export(one(gd.ops.erf, x.astype(BF16.np)), target="cpu")  # (CUDA: in bfloat16)
     assert {n.op_type for n in bf16.graph.node} == {"Cast", "Erf"}
 
@@ -125,19 +141,25 @@ def _gelu_new(x: np.ndarray) -> np.ndarray:
 
 def test_gelu_matches_the_published_formulas() -> None:
     x = np.linspace(-3, 3, 601)
-    np.testing.assert_allclose(evaluate(gd.ops.gelu, x), _torch_gelu(x), rtol=4e-16, atol=1e-16)
+    # two float64 compositions of the formula (erf, exp, tanh within an ulp; a few roundings
+    # each): within 2 eps relatively (4e-16) plus 1e-16 where the value is tiny
+    rel = lambda w: 4e-16 * np.abs(w)  # noqa: E731
+    want = _torch_gelu(x)
+    floats.assert_close(evaluate(gd.ops.gelu, x), want, rel(want) + 1e-16, "gelu")
     # HF's 1 + tanh(u) cancels for x < 0: it is within a few eps absolutely (times |x|)
-    np.testing.assert_allclose(evaluate(gd.ops.gelu, x, approximate="tanh"), _gelu_new(x),
-                               rtol=4e-16, atol=4 * 2.2e-16 * 3)  # fmt: skip
-    quick = x / (1 + np.exp(-1.702 * x))
-    np.testing.assert_allclose(evaluate(gd.ops.gelu, x, approximate="quick"), quick,
-                               rtol=4e-16, atol=1e-16)  # fmt: skip
+    want = _gelu_new(x)
+    floats.assert_close(evaluate(gd.ops.gelu, x, approximate="tanh"), want,
+                        rel(want) + 4 * 2.2e-16 * 3, "gelu tanh")  # fmt: skip
+    want = x / (1 + np.exp(-1.702 * x))
+    floats.assert_close(evaluate(gd.ops.gelu, x, approximate="quick"), want,
+                        rel(want) + 1e-16, "gelu quick")  # fmt: skip
     # HF's gelu_new(1.0) and PyTorch's gelu(1.0)
     one_ = np.array([1.0])
-    assert evaluate(gd.ops.gelu, one_, approximate="tanh")[0] == pytest.approx(
-        0.8411919906082768, abs=1e-16)  # fmt: skip
+    floats.assert_close(evaluate(gd.ops.gelu, one_, approximate="tanh"),
+                        np.array([0.8411919906082768]), 1e-16, "gelu_new(1)")  # fmt: skip
     # (x Phi(x) is 0.84134474606854294858...: within an ulp)
-    assert evaluate(gd.ops.gelu, one_)[0] == pytest.approx(0.8413447460685429, abs=1.2e-16)
+    floats.assert_close(evaluate(gd.ops.gelu, one_), np.array([0.8413447460685429]), 1.2e-16,
+                        "gelu(1)")  # fmt: skip
 
 
 def test_gelu_tail_is_computed_without_cancellation() -> None:
@@ -146,13 +168,15 @@ def test_gelu_tail_is_computed_without_cancellation() -> None:
     got = evaluate(gd.ops.gelu, x)
     phi = [7.619853024160527e-24, 2.7536241186062337e-89]  # Phi(-10), Phi(-20)
     # x / sqrt 2 rounds, and erfc's condition number 2 t**2 makes that 1e-13 at t = 14
-    np.testing.assert_allclose(got[:2], [-10 * phi[0], -20 * phi[1]], rtol=1e-13)
+    want = np.array([-10 * phi[0], -20 * phi[1]])
+    floats.assert_close(got[:2], want, 1e-13 * np.abs(want), "gelu's tail")
     assert got[2] == 0.0 and np.isnan(got[3]) and got[4] == np.inf  # -inf * 0 is NaN
     assert got[5] == 0.0 and np.signbit(got[5])
     tanh = evaluate(gd.ops.gelu, np.array([-10.0]), approximate="tanh")
     # x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): not 0 as 1 + tanh(u) would give
     u = math.sqrt(2 / math.pi) * (-10 + 0.044715 * -1000)
-    assert tanh[0] == pytest.approx(-10 / (1 + math.exp(-2 * u)), rel=1e-14)
+    want = np.array([-10 / (1 + math.exp(-2 * u))])
+    floats.assert_close(tanh, want, 1e-14 * np.abs(want), "gelu tanh's tail")  # a few roundings
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh", "quick"])
@@ -194,9 +218,11 @@ def test_layer_norm_golden_and_epsilon() -> None:
     got = evaluate(gd.ops.layer_norm, x, gamma, beta, epsilon=0.25)
     # row 0: mean 0.5, var 0.25: (+-0.5) / sqrt(0.5); a constant row gives beta exactly
     s = math.sqrt(0.5)
-    np.testing.assert_allclose(got, [[0.5 - 0.5 / s, -1 + 1 / s], [0.5, -1.0],
-                                     [0.5 - 1 / math.sqrt(1.25), -1 + 2 / math.sqrt(1.25)]],
-                               rtol=1e-15)  # fmt: skip
+    golden = np.array([[0.5 - 0.5 / s, -1 + 1 / s], [0.5, -1.0],
+                       [0.5 - 1 / math.sqrt(1.25), -1 + 2 / math.sqrt(1.25)]])  # fmt: skip
+    # the golden's own sqrt, division and add round, as the reference's two passes do
+    b = f64_bound("layer_norm", {"epsilon": 0.25}, [x, gamma, beta], golden)
+    floats.assert_close(got, golden, b + floats.ulp_bound(golden, np.float64, 2), "goldens")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 7)).astype(np.float32)
     gamma, beta = (
@@ -204,7 +230,12 @@ def test_layer_norm_golden_and_epsilon() -> None:
         rng.standard_normal(7).astype(np.float32),
     )
     want = _layer_norm(x, gamma.astype(np.float64), beta.astype(np.float64), 1e-5)
-    assert np.array_equal(evaluate(gd.ops.layer_norm, x, gamma, beta), want.astype(np.float32))
+    # two float64 computations (their sums in their own orders), each rounded to float32
+    got = evaluate(gd.ops.layer_norm, x, gamma, beta)
+    want32 = want.astype(np.float32)
+    b = f64_bound("layer_norm", {"epsilon": 1e-5}, [x, gamma, beta], want)
+    u = floats.unit_roundoff(np.float32)
+    floats.assert_close(got, want32, b + u * (np.abs(got) + np.abs(want32)), "float32")
 
 
 def test_rms_norm_golden_llama_and_gemma() -> None:
@@ -212,11 +243,19 @@ def test_rms_norm_golden_llama_and_gemma() -> None:
     w = np.array([1.0, -2.0])
     got = evaluate(gd.ops.rms_norm, x, w, epsilon=0.0625)
     r = math.sqrt(12.5 + 0.0625)
-    np.testing.assert_allclose(got, [[3 / r, -8 / r], [0.0, 0.0]], rtol=1e-15)
+    # the goldens' sqrt and division round (2 ulps), the reference's sum of squares (exact
+    # here), mean, sqrt, division and product (tests/norm_bounds.py's float64 bound)
+    attrs = {"epsilon": 0.0625, "weight_offset": 0.0, "multiply_before_cast": False}
+    golden = np.array([[3 / r, -8 / r], [0.0, 0.0]])
+    b = f64_bound("rms_norm", attrs, [x, w], golden) + floats.ulp_bound(golden, np.float64, 2)
+    floats.assert_close(got, golden, b, "Llama")
     gemma = evaluate(
         gd.ops.rms_norm, x, w, epsilon=0.0625, weight_offset=1.0, multiply_before_cast=True
     )  # x / rms * (w + 1)
-    np.testing.assert_allclose(gemma, [[6 / r, -4 / r], [0.0, 0.0]], rtol=1e-15)
+    attrs = {**attrs, "weight_offset": 1.0, "multiply_before_cast": True}
+    golden = np.array([[6 / r, -4 / r], [0.0, 0.0]])
+    b = f64_bound("rms_norm", attrs, [x, w], golden) + floats.ulp_bound(golden, np.float64, 2)
+    floats.assert_close(gemma, golden, b, "Gemma")
 
 
 def test_rms_norm_rounding_points_in_bfloat16() -> None:
@@ -230,13 +269,21 @@ def test_rms_norm_rounding_points_in_bfloat16() -> None:
         return np.asarray(v).astype(bf).astype(np.float64)
 
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    # bit for bit, exact by construction where it matters: the sum of squares is exact
+    # (checked), and x / sqrt(mean + eps) in float32 and in float64 agree to 2**-22
+    # relatively, far from the values' bfloat16 ties (checked), so both round alike
+    assert floats.exactly_summable(x64**2, np.float32)
     n = x64 / np.sqrt(np.mean(x64**2) + 1e-6)
+    assert _far_from_ties(n, 8, 2.0**-20)
     for offset in (0.0, 0.1):
         llama = evaluate(gd.ops.rms_norm, x, w, weight_offset=offset)
         weight = rnd(w64 + rnd(offset)) if offset else w64
-        assert np.array_equal(llama.astype(np.float64), rnd(rnd(n) * weight))
+        exact = rnd(n) * weight  # bfloat16 times bfloat16: exact in float32, rounded once
+        assert np.array_equal(exact.astype(np.float32), exact)
+        floats.assert_bits(llama.astype(np.float64), rnd(exact), "Llama")
         gemma = evaluate(gd.ops.rms_norm, x, w, weight_offset=offset, multiply_before_cast=True)
-        assert np.array_equal(gemma.astype(np.float64), rnd(n * (w64 + offset)))
+        assert _far_from_ties(n * (w64 + offset), 8, 2.0**-20)
+        floats.assert_bits(gemma.astype(np.float64), rnd(n * (w64 + offset)), "Gemma")
     # they differ at 3 * 1.5: Llama's 1.5 * round(1.38873) = 1.5 * 1.390625 rounds to 2.09375,
     # Gemma's 1.5 * 1.38873 = 2.0831 to 2.078125
     assert not np.array_equal(evaluate(gd.ops.rms_norm, x, w), evaluate(
@@ -259,19 +306,28 @@ def test_group_norm_golden_and_special_groupings() -> None:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 6, 3, 2))
     gamma, beta = rng.standard_normal(6), rng.standard_normal(6)
+    # two float64 computations of the norm (sums in their own orders): tests/norm_bounds.py's
+    # float64 bound for each, against the exact value
     for groups in (1, 2, 3, 6):
         got = evaluate(gd.ops.group_norm, x, gamma, beta, num_groups=groups)
-        np.testing.assert_allclose(got, _group_norm(x, gamma, beta, groups, 1e-5), rtol=1e-13)
+        want = _group_norm(x, gamma, beta, groups, 1e-5)
+        attrs = {"epsilon": 1e-5, "num_groups": groups}
+        b = 2 * f64_bound("group_norm", attrs, [x, gamma, beta], want)
+        floats.assert_close(got, want, b, f"{groups} groups")
     # one group: a layer norm of each sample; one group per channel: instance norm
     ones, zeros = np.ones(6), np.zeros(6)
     flat = x.reshape(2, -1)
-    np.testing.assert_allclose(
-        evaluate(gd.ops.group_norm, x, ones, zeros, num_groups=1).reshape(2, -1),
-        evaluate(gd.ops.layer_norm, flat, np.ones(36), np.zeros(36)), rtol=1e-14)  # fmt: skip
+    want = evaluate(gd.ops.layer_norm, flat, np.ones(36), np.zeros(36))
+    b = 2 * f64_bound("layer_norm", {"epsilon": 1e-5}, [flat, np.ones(36), np.zeros(36)], want)
+    got = evaluate(gd.ops.group_norm, x, ones, zeros, num_groups=1).reshape(2, -1)
+    floats.assert_close(got, want, b, "one group")
     # [N, C] input: groups of consecutive channels
     x2 = np.array([[1.0, 3.0, 10.0, 10.0]])
     got = evaluate(gd.ops.group_norm, x2, np.ones(4), np.zeros(4), num_groups=2, epsilon=1.0)
-    np.testing.assert_allclose(got, [[-1 / math.sqrt(2), 1 / math.sqrt(2), 0.0, 0.0]])
+    golden = np.array([[-1 / math.sqrt(2), 1 / math.sqrt(2), 0.0, 0.0]])
+    attrs = {"epsilon": 1.0, "num_groups": 2}
+    b = f64_bound("group_norm", attrs, [x2, np.ones(4), np.zeros(4)], golden)
+    floats.assert_close(got, golden, b + floats.ulp_bound(golden, np.float64, 2), "[N, C]")
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64])
@@ -329,9 +385,17 @@ def test_norms_on_symbolic_and_empty_shapes() -> None:
         xs = [rng.standard_normal(s).astype(np.float32) for s in ((n, 4, h), (4,), (h,))]
         want = gd.evaluate(g, xs)
         got = run(model, xs)
-        for w_, r in zip(want, got, strict=True):
-            assert r.shape == w_.shape == (n, 4, h)
-            np.testing.assert_allclose(r, w_, rtol=1e-5, atol=1e-5)
+        x_, c_, w_ = xs
+        rms = {"epsilon": 1e-6, "weight_offset": 0.0, "multiply_before_cast": False}
+        bounds = [
+            bound("group_norm", {"epsilon": 1e-5, "num_groups": 2}, [x_, c_, c_], want[0]),
+            bound("layer_norm", {"epsilon": 1e-5}, [x_, w_, w_], want[1]),
+            bound("rms_norm", rms, [x_, w_], want[2]),
+        ]
+        for k, (v, r, b) in enumerate(zip(want, got, bounds, strict=True)):
+            assert r.shape == v.shape == (n, 4, h)
+            assert not b.overflows
+            floats.assert_close(r, v, b.bound, f"output {k}")  # tests/norm_bounds.py
 
 
 # ---------------------------------------------------------------------------- type rules

@@ -3,7 +3,9 @@
 Goldens are written out by hand from ONNX's QuantizeLinear and DequantizeLinear formulas
 (saturate(round_half_even(x / scale) + zero_point), (q - zero_point) * scale) and checked on
 both backends: ``gd.evaluate`` and the exported model on onnxruntime's CPU provider, bit for
-bit. Type tables follow the rules' statement under every policy (x and scale join through
+bit (tests/floats.py: quantize and dequantize round once; qmatmul's sums are bit for bit only
+where its inputs make them exact, which the helper checks, and within a derived bound
+elsewhere). Type tables follow the rules' statement under every policy (x and scale join through
 the policy; q and the zero point never promote); user errors say what is wrong and what to
 do; explain() words each conversion. The export's structure (native QuantizeLinear,
 DequantizeLinear + MatMul with the weight kept int8), the composed form for targets without
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import floats
 import ml_dtypes
 import numpy as np
 import onnx
@@ -43,29 +46,49 @@ FLOATS = [T.float16, T.bfloat16, T.float32, T.float64]
 SCALES = (T.float32, T.float16, T.bfloat16)
 
 
-def both(g: gd.Graph, feeds: dict[str, Any]) -> list[np.ndarray]:
+def both(g: gd.Graph, feeds: dict[str, Any],
+         sums: dict[int, np.ndarray] | None = None) -> list[np.ndarray]:  # fmt: skip
     """The reference's results, after checking that onnxruntime gives the same bits: dtype,
-    shape, NaN places, values and the sign of zeros."""
+    shape, NaN places, values and the sign of zeros; output k in ``sums`` is a qmatmul whose
+    sums (of the terms given) must be exact by construction (checked), zero signs aside."""
     with np.errstate(over="ignore"):  # (1e30 is inf in float16)
         arrays = {s.attrs["name"]: np.asarray(feeds[s.attrs["name"]], s.dtype.np)
                   for s in g.inputs}  # fmt: skip
     want = gd.evaluate(g, arrays)
     got = run(export(g, check="full"), arrays)
-    for w, r in zip(want, got, strict=True):
-        same(r, w)
+    for k, (w, r) in enumerate(zip(want, got, strict=True)):
+        if sums is not None and k in sums:
+            floats.assert_exact_sum(r, w, sums[k], f"output {k}")
+        else:
+            same(r, w)
     return want
 
 
 def same(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want)
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    assert np.array_equal(g, w, equal_nan=True), f"got {got}, want {want}"
-    zeros = w == 0
-    assert np.array_equal(np.signbit(g[zeros]), np.signbit(w[zeros])), f"got {got}, want {want}"
+    """Bit for bit: quantize and dequantize round once (tests/floats.py)."""
+    floats.assert_bits(got, want)
 
 
 def check(got: np.ndarray, want: Any, dt: DType) -> None:
     same(got, np.asarray(want, np.float64).astype(dt.np))
+
+
+def check_sum(got: np.ndarray, want: Any, terms: np.ndarray, dt: DType) -> None:
+    """A qmatmul's result against its golden: exact sums, checked (tests/floats.py)."""
+    floats.assert_exact_sum(got, np.asarray(want, np.float64).astype(dt.np), terms)
+
+
+def qterms(x: Any, w: np.ndarray, scale: Any, dt: DType, zero_point: Any = 0,
+           block: int = 1) -> np.ndarray:  # fmt: skip
+    """The products of ``x @ dequantize(w)`` in float64: the weight dequantized as the op
+    does, (w - zero_point) * scale rounded once to ``dt`` (per column, or per ``block`` rows
+    of K when the scale is 2-D)."""
+    s = np.asarray(scale, np.float64)
+    z = np.asarray(zero_point, np.float64)
+    if s.ndim == 2:
+        s, z = np.repeat(s, block, axis=0)[: len(w)], np.repeat(z, block, axis=0)[: len(w)]
+    deq = ((w.astype(np.float64) - z) * s).astype(np.float32).astype(dt.np)
+    return floats.matmul_terms(np.asarray(x, np.float64).astype(dt.np), deq)
 
 
 def one_input(dt: DType, shape: tuple[int | str, ...], build: Callable[[gd.Symbol], Any],
@@ -191,10 +214,12 @@ def test_qmatmul_per_output_channel_and_per_tensor() -> None:
     (x,) = g.inputs
     g.output(gd.ops.qmatmul(x, W, np.array([0.5, 0.25], np.float32)),
              gd.ops.qmatmul(x, W, np.float32(2.0), axis=None))  # fmt: skip
-    per_channel, per_tensor = both(g, {"x": [[1.0, 2.0, 0.5], [0.0, -1.0, 4.0]]})
+    x = [[1.0, 2.0, 0.5], [0.0, -1.0, 4.0]]
+    terms = [qterms(x, W, [0.5, 0.25], T.float32), qterms(x, W, [2.0, 2.0], T.float32)]
+    per_channel, per_tensor = both(g, {"x": x}, dict(enumerate(terms)))
     # [1, 2, 0.5] @ W = [1 - 64, -2 + 254 + 2] = [-63, 254]; [0, -1, 4] @ W = [-512, -111]
-    check(per_channel, [[-31.5, 63.5], [-256.0, -27.75]], T.float32)
-    check(per_tensor, [[-126.0, 508.0], [-1024.0, -222.0]], T.float32)
+    check_sum(per_channel, [[-31.5, 63.5], [-256.0, -27.75]], terms[0], T.float32)
+    check_sum(per_tensor, [[-126.0, 508.0], [-1024.0, -222.0]], terms[1], T.float32)
 
 
 def test_qmatmul_blocks_of_k_with_a_zero_point() -> None:
@@ -203,16 +228,25 @@ def test_qmatmul_blocks_of_k_with_a_zero_point() -> None:
     zp = np.array([[10, 0], [128, 128]], np.uint8)
     # dequantized: [[0, 0], [1, 1], [0.5, 0], [-0.5, 254]]
     g = one_input(T.float32, (1, 4), lambda x: gd.ops.qmatmul(x, w, scale, zp, 0, 2))
-    check(both(g, {"x": [[3.0, 1.0, 2.0, 4.0]]})[0], [[0.0 + 1 + 1 - 2, 1 + 1016.0]], T.float32)
+    x = [[3.0, 1.0, 2.0, 4.0]]
+    terms = qterms(x, w, scale, T.float32, zp, block=2)
+    got = both(g, {"x": x}, {0: terms})[0]
+    check_sum(got, [[0.0 + 1 + 1 - 2, 1 + 1016.0]], terms, T.float32)
 
 
 @pytest.mark.parametrize("dt", [T.float16, T.bfloat16])
 def test_qmatmul_in_a_narrow_float_rounds_the_weight_then_the_product(dt: DType) -> None:
     scale = np.array([0.1, 0.3], dt.np)
     g = one_input(dt, (1, 3), lambda x: gd.ops.qmatmul(x, W, scale))
-    got = both(g, {"x": [[1.0, 2.0, 0.5]]})[0]
+    x = [[1.0, 2.0, 0.5]]
+    # the sums are exact in float32, where the op accumulates (not in the narrow dtype: the
+    # weight's 11 or 8 bits times x's spread wider), so both sides are the exact sum rounded
+    # once to dt, bit for bit
+    terms = qterms(x, W, scale, dt)
+    assert floats.exactly_summable(terms, floats.compute_dtype(dt))
+    got = both(g, {"x": x})[0]
     w = (W.astype(np.float32) * scale.astype(np.float32)).astype(dt.np).astype(np.float64)
-    check(got, (np.array([[1.0, 2.0, 0.5]]) @ w).astype(np.float32), dt)
+    check(got, (np.array(x) @ w).astype(np.float32), dt)
 
 
 def test_qmatmul_with_a_symbolic_batch_bound_to_other_sizes_and_zero() -> None:
@@ -222,7 +256,8 @@ def test_qmatmul_with_a_symbolic_batch_bound_to_other_sizes_and_zero() -> None:
     model = export(g, check="full")
     for n in (0, 1, 5):
         xs = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
-        same(run(model, {"x": xs})[0], gd.evaluate(g, {"x": xs})[0])
+        terms = qterms(xs, W, [0.5, 0.25], T.float32)
+        floats.assert_exact_sum(run(model, {"x": xs})[0], gd.evaluate(g, {"x": xs})[0], terms)
 
 
 def test_scales_of_a_symbolic_axis_come_as_inputs() -> None:
@@ -488,6 +523,8 @@ def test_composed_lowering_is_exact_where_a_target_lacks_the_kernels(
     rng = np.random.default_rng(7)
     per_col = (rng.uniform(0.01, 3, 4)).astype(dt.np)
     blocks = (rng.uniform(0.01, 3, (2, 4))).astype(dt.np)
+    w = np.arange(-6, 6).reshape(3, 4).astype(np.int8)
+    pow2 = np.array([0.5, 2.0, 0.25, 1.0], dt.np)  # exact products: exact sums for small x
     g.output(
         gd.ops.quantize(x, np.array(2.0, dt.np)),
         gd.ops.quantize(x, per_col, rng.integers(0, 256, 4).astype(np.uint8), "uint8", axis=1),
@@ -496,22 +533,37 @@ def test_composed_lowering_is_exact_where_a_target_lacks_the_kernels(
         gd.ops.dequantize(q, np.array(0.37, dt.np)),
         gd.ops.dequantize(u, per_col, np.arange(4).astype(np.uint8), axis=1),
         gd.ops.dequantize(q, blocks, axis=0, block_size=4),
-        gd.ops.qmatmul(x[:, :3], np.arange(-6, 6).reshape(3, 4).astype(np.int8), per_col),
+        gd.ops.qmatmul(x[:, :3], w, per_col),
+        gd.ops.qmatmul(x[:, :3], w, pow2),
     )  # fmt: skip
     model = export(g, check="full", target="cpu")  # (the CPU table, without its Q/DQ rows)
     assert not {"QuantizeLinear", "DequantizeLinear"} & set(_ops(model))
     feeds = {"x": _specials(dt, 24, 1).reshape(6, 4),
              "q": rng.integers(-128, 128, (6, 4)).astype(np.int8),
              "u": rng.integers(0, 256, (6, 4)).astype(np.uint8)}  # fmt: skip
-    want = gd.evaluate(g, feeds)
-    got = run(model, feeds, providers=["CPUExecutionProvider"])
-    for k, (r, w) in enumerate(zip(got, want, strict=True)):
-        if k == 6:  # the matmul: its sums in any order (moderate values, exactly small here)
-            continue
-        same(r, w)
-    finite = {**feeds, "x": (rng.integers(-8, 8, (6, 4)) / 4).astype(dt.np)}
     cpu = ["CPUExecutionProvider"]
-    same(run(model, finite, providers=cpu)[6], gd.evaluate(g, finite)[6])  # exact products and sums
+    want = gd.evaluate(g, feeds)
+    got = run(model, feeds, providers=cpu)
+    for r, v in zip(got[:6], want[:6], strict=True):  # quantize, dequantize: rounded once
+        same(r, v)
+    # the qmatmuls: sums in any order, of the weight dequantized (q * scale rounded to dt)
+    # times x; per_col's products are not exact (its scales are not powers of two), so
+    # within the bound of a dot product of 3 (tests/floats.py), NaN and infinities alike
+    for k, scale in ((6, per_col), (7, pow2)):
+        terms = qterms(feeds["x"][:, :3], w, scale, dt)
+        with np.errstate(all="ignore"):
+            s = np.abs(terms).sum(axis=-1)
+        bound = floats.dot_bound(s, 3, dt, got[k], want[k])
+        floats.assert_close(got[k], want[k], bound, f"output {k}")
+    # finite x in quarters: pow2's sums are exact by construction (checked), per_col's not
+    finite = {**feeds, "x": (rng.integers(-8, 8, (6, 4)) / 4).astype(dt.np)}
+    got, want = run(model, finite, providers=cpu), gd.evaluate(g, finite)
+    exact = qterms(finite["x"][:, :3], w, pow2, dt)
+    floats.assert_exact_sum(got[7], want[7], exact, "qmatmul, power-of-two scales")
+    terms = qterms(finite["x"][:, :3], w, per_col, dt)
+    assert not floats.exactly_summable(terms, dt)  # (else the bound below would be moot)
+    bound = floats.dot_bound(np.abs(terms).sum(axis=-1), 3, dt, got[6], want[6])
+    floats.assert_close(got[6], want[6], bound, "qmatmul, per-column scales")
 
 
 # ---------------------------------------------------------------- onnxruntime
@@ -635,5 +687,7 @@ def test_onnxruntime_fuses_qmatmul_and_its_default_accuracy_quantizes_x(tmp_path
     assert (np.abs(default - exact) > bound).any()
     config = {"session.qdq_matmulnbits_accuracy_level": "0"}
     level0 = _session(model, str(tmp_path / "opt0.onnx"), **config).run(None, {"x": x})[0]
-    assert (np.abs(level0 - exact) <= bound).all()
-    assert (np.abs(run(model, {"x": x})[0] - exact) <= bound).all()  # run(): not fused
+    # (bound: 2 k u Σ|x w|, over γ_k Σ|x w| for one float32 evaluation: tests/floats.py)
+    floats.assert_close(level0.astype(np.float64), exact, bound, "accuracy level 0")
+    unfused = run(model, {"x": x})[0].astype(np.float64)  # run(): not fused
+    floats.assert_close(unfused, exact, bound, "run()")

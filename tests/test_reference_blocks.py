@@ -18,6 +18,12 @@ bound (``test_tolerance_tells_gelu_forms_apart``); a wrong mask, head grouping, 
 convention or position offset is off by 0.01 to 1. One mistake sits below any float32
 tolerance (an RMSNorm eps added outside the square root: ~eps/2 = 5e-6 relative), so
 ``test_rms_norm_gives_unit_mean_square`` pins the eps placement analytically.
+
+Every comparison goes through tests/floats.py: the blocks (no bound derived through a whole
+block) with the figure above as the bound; the numpy reference's own checks in float64 with
+the figures stated beside them (a few float64 roundings, or the analytic value's); bit for
+bit only where exact by construction, or (causality) where the same kernel computes both
+sides from the same values.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import floats
 import numpy as np
 import numpy.typing as npt
 import onnx
@@ -52,6 +59,11 @@ def _bound(ref: npt.NDArray[Any]) -> float:
 
 def _max_err(got: npt.NDArray[Any], ref: npt.NDArray[Any]) -> float:
     return float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).max())
+
+
+def _within(got: npt.NDArray[Any], ref: npt.NDArray[Any], bound: Any, what: str = "") -> None:
+    """tests/floats.py's assert_close, both sides as float64 (the reference may be either)."""
+    floats.assert_close(np.asarray(got, np.float64), np.asarray(ref, np.float64), bound, what)
 
 
 class _Session:
@@ -101,7 +113,7 @@ def test_gpt2_onnx_matches_reference(
     got = run(ids)
     assert got.shape == ref.shape == (batch, seq, GPT2.d_model)
     assert got.dtype == ref.dtype == np.float32
-    assert _max_err(got, ref) <= _bound(ref)
+    floats.assert_close(got, ref, _bound(ref), "GPT-2 block")
 
 
 @pytest.mark.parametrize(("batch", "seq"), SHAPES)
@@ -114,7 +126,7 @@ def test_llama_onnx_matches_reference(
     got = run(x)
     assert got.shape == ref.shape == x.shape
     assert got.dtype == ref.dtype == np.float32
-    assert _max_err(got, ref) <= _bound(ref)
+    floats.assert_close(got, ref, _bound(ref), "Llama block")
 
 
 def test_outputs_are_order_one() -> None:
@@ -162,7 +174,8 @@ def test_gpt2_is_causal(gpt2: tuple[rb.Weights, _Session]) -> None:
     later[:, t + 1 :] = (later[:, t + 1 :] + 7) % GPT2.vocab
     for f in (lambda i: rb.gpt2_block(i, w, GPT2), run):
         a, b = f(ids), f(later)
-        np.testing.assert_array_equal(a[:, : t + 1], b[:, : t + 1])
+        # bit for bit: the same kernels on the same values (a row reads no later token)
+        floats.assert_bits(a[:, : t + 1], b[:, : t + 1], "up to t")
         assert np.abs(a[:, t + 1 :] - b[:, t + 1 :]).min(axis=-1).max() > 0
     # and an earlier token does reach every later position (the mask is not too wide)
     earlier = ids.copy()
@@ -179,7 +192,7 @@ def test_llama_is_causal(llama: tuple[rb.LlamaConfig, rb.Weights, _Session]) -> 
     later[:, t + 1 :] += 1.0
     for f in (lambda a: rb.llama_block(a, w, cfg), run):
         a, b = f(x), f(later)
-        np.testing.assert_array_equal(a[:, : t + 1], b[:, : t + 1])
+        floats.assert_bits(a[:, : t + 1], b[:, : t + 1], "up to t")  # as GPT-2's
     earlier = x.copy()
     earlier[:, 0] += 1.0
     a, b = rb.llama_block(x, w, cfg), rb.llama_block(earlier, w, cfg)
@@ -191,9 +204,11 @@ def test_prefix_gives_the_same_outputs() -> None:
     w, lw = rb.gpt2_weights(GPT2, seed=3), rb.llama_weights(LLAMA, seed=3)
     ids, x = _ids(2, 20), _x(2, 20)
     full, lfull = rb.gpt2_block(ids, w, GPT2), rb.llama_block(x, lw, LLAMA)
+    # float64 blocks whose sums numpy may block otherwise for other shapes, rounded to
+    # float32: the figure 1e-6 (no bound derived through a block)
     for t in (1, 5, 19):
-        np.testing.assert_allclose(rb.gpt2_block(ids[:, :t], w, GPT2), full[:, :t], atol=1e-6)
-        np.testing.assert_allclose(rb.llama_block(x[:, :t], lw, LLAMA), lfull[:, :t], atol=1e-6)
+        _within(rb.gpt2_block(ids[:, :t], w, GPT2), full[:, :t], 1e-6, f"GPT-2, {t}")
+        _within(rb.llama_block(x[:, :t], lw, LLAMA), lfull[:, :t], 1e-6, f"Llama, {t}")
 
 
 # ------------------------------------------------------------------ attention
@@ -213,7 +228,9 @@ def _loop_mha(q: npt.NDArray[Any], k: npt.NDArray[Any], v: npt.NDArray[Any]) -> 
 def test_attention_with_as_many_kv_heads_is_plain_mha() -> None:
     rng = np.random.default_rng(4)
     q, k, v = (rng.standard_normal((2, 4, 6, 8)) for _ in range(3))
-    np.testing.assert_allclose(rb.causal_attention(q, k, v), _loop_mha(q, k, v), atol=1e-12)
+    # float64 attention (dot products of 8 and 6, exp, a softmax) in two orders: values O(1),
+    # the figure 1e-12 (a few thousand float64 eps)
+    _within(rb.causal_attention(q, k, v), _loop_mha(q, k, v), 1e-12, "MHA")
 
 
 def test_gqa_shares_each_kv_head_with_consecutive_query_heads() -> None:
@@ -222,7 +239,7 @@ def test_gqa_shares_each_kv_head_with_consecutive_query_heads() -> None:
     q = rng.standard_normal((2, 6, 5, 8))
     k, v = rng.standard_normal((2, 2, 5, 8)), rng.standard_normal((2, 2, 5, 8))
     kk, vv = k[:, [0, 0, 0, 1, 1, 1]], v[:, [0, 0, 0, 1, 1, 1]]
-    np.testing.assert_allclose(rb.causal_attention(q, k, v), _loop_mha(q, kk, vv), atol=1e-12)
+    _within(rb.causal_attention(q, k, v), _loop_mha(q, kk, vv), 1e-12, "GQA")  # as above
 
 
 def test_gqa_block_equals_mha_block_with_duplicated_kv_weights(
@@ -236,8 +253,8 @@ def test_gqa_block_equals_mha_block_with_duplicated_kv_weights(
         wm[name] = np.repeat(per_head, cfg.n_rep, axis=1).reshape(cfg.d_model, -1)
     x = _x(2, 9)
     ref = rb.llama_block(x, wm, mha)
-    np.testing.assert_allclose(rb.llama_block(x, w, cfg), ref, atol=1e-6)
-    assert _max_err(run(x), ref) <= _bound(ref)
+    _within(rb.llama_block(x, w, cfg), ref, 1e-6, "GQA block")  # as the prefix test's
+    floats.assert_close(run(x), ref, _bound(ref), "onnxruntime")
 
 
 # ------------------------------------------------------------------ rotary
@@ -246,7 +263,8 @@ def test_gqa_block_equals_mha_block_with_duplicated_kv_weights(
 def test_rotary_at_position_zero_is_identity() -> None:
     cos, sin = rb.rotary_cos_sin([0], LLAMA.head_dim, LLAMA.rope_theta)
     x = np.random.default_rng(6).standard_normal((2, 3, 1, LLAMA.head_dim))
-    np.testing.assert_array_equal(rb.apply_rotary(x, cos, sin), x)
+    # x * 1 + rotate_half(x) * 0: elementwise, exact (x holds no zero)
+    floats.assert_bits(rb.apply_rotary(x, cos, sin), x)
 
 
 def test_rotary_pairs_dimension_i_with_i_plus_half() -> None:
@@ -255,15 +273,14 @@ def test_rotary_pairs_dimension_i_with_i_plus_half() -> None:
     hd = LLAMA.head_dim
     cos, sin = rb.rotary_cos_sin([0, 1, 2], hd, LLAMA.rope_theta)
     e0, eh = np.eye(hd)[0], np.eye(hd)[hd // 2]
+    # numpy's cos and sin against math's (each within an ulp or two of the exact values,
+    # at most 1): the figure 1e-15
     for p in range(3):
-        np.testing.assert_allclose(
-            rb.apply_rotary(e0, cos[p], sin[p]), math.cos(p) * e0 + math.sin(p) * eh, atol=1e-15
-        )
-        np.testing.assert_allclose(
-            rb.apply_rotary(eh, cos[p], sin[p]), math.cos(p) * eh - math.sin(p) * e0, atol=1e-15
-        )
+        _within(rb.apply_rotary(e0, cos[p], sin[p]), math.cos(p) * e0 + math.sin(p) * eh, 1e-15)
+        _within(rb.apply_rotary(eh, cos[p], sin[p]), math.cos(p) * eh - math.sin(p) * e0, 1e-15)
     inv_freq = LLAMA.rope_theta ** (-2 * np.arange(hd // 2) / hd)
-    np.testing.assert_allclose(np.arccos(cos[1, : hd // 2]), inv_freq, rtol=1e-7)
+    # arccos near 1 amplifies cos's rounding (d arccos = -dc / sin): the figure 1e-7 relatively
+    _within(np.arccos(cos[1, : hd // 2]), inv_freq, 1e-7 * inv_freq, "inv_freq")
 
 
 def test_rotary_scores_depend_on_relative_position_only() -> None:
@@ -275,11 +292,11 @@ def test_rotary_scores_depend_on_relative_position_only() -> None:
     def score(m: int, n: int) -> float:
         return float(rb.apply_rotary(q, cos[m], sin[m]) @ rb.apply_rotary(k, cos[n], sin[n]))
 
-    assert score(7, 3) == pytest.approx(score(30, 26), abs=1e-12)
+    # dot products of 64 rotated values (each a few roundings off): the figure 1e-12
+    _within(np.array(score(7, 3)), np.array(score(30, 26)), 1e-12, "relative position")
     assert score(7, 3) != pytest.approx(score(7, 4), abs=1e-3)
-    np.testing.assert_allclose(
-        np.linalg.norm(rb.apply_rotary(q, cos[9], sin[9])), np.linalg.norm(q)
-    )
+    norm = np.linalg.norm(q)  # a rotation keeps the norm: the figure 1e-7 relatively
+    _within(np.linalg.norm(rb.apply_rotary(q, cos[9], sin[9])), norm, 1e-7 * norm, "norm")
 
 
 # ------------------------------------------------------------------ norms and activations
@@ -289,25 +306,29 @@ def test_layer_norm_normalizes_before_the_affine_part() -> None:
     rng = np.random.default_rng(8)
     x = rng.standard_normal((3, 5, 64)) * 4 + 2
     y = rb.layer_norm(x, np.ones(64), np.zeros(64), eps=1e-5)
-    np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
-    np.testing.assert_allclose(y.var(axis=-1), 1, atol=1e-5)  # var / (var + eps), var ~ 16
+    # analytic values (mean 0; variance var / (var + eps), var ~ 16: 1 - 6e-7), with the
+    # figures 1e-12 for float64 sums of 64 normalized values and 1e-5 for the variance
+    _within(y.mean(axis=-1), np.zeros(y.shape[:-1]), 1e-12, "mean")
+    _within(y.var(axis=-1), np.ones(y.shape[:-1]), 1e-5, "variance")
     wgt, bias = rng.standard_normal(64), rng.standard_normal(64)
-    np.testing.assert_allclose(rb.layer_norm(x, wgt, bias, 1e-5), y * wgt + bias, atol=1e-12)
+    _within(rb.layer_norm(x, wgt, bias, 1e-5), y * wgt + bias, 1e-12, "affine")
     # eps sits inside the square root, next to the biased variance
     z = np.array([-1.0, 1.0]) * math.sqrt(1e-5)  # variance == eps
-    np.testing.assert_allclose(rb.layer_norm(z, [1, 1], [0, 0], 1e-5).var(), 0.5)
+    _within(rb.layer_norm(z, [1, 1], [0, 0], 1e-5).var(), 0.5, 1e-7 * 0.5, "eps inside")
 
 
 def test_rms_norm_gives_unit_mean_square() -> None:
     rng = np.random.default_rng(9)
     x = rng.standard_normal((3, 5, 64)) * 3 + 1
     y = rb.rms_norm(x, np.ones(64), eps=1e-5)
-    np.testing.assert_allclose((y * y).mean(axis=-1), 1, atol=1e-5)
+    # analytic values with the figures beside them (as layer_norm's above)
+    _within((y * y).mean(axis=-1), np.ones(y.shape[:-1]), 1e-5, "mean square")
     assert abs(y.mean()) > 0.1  # no centring: the mean survives
-    np.testing.assert_allclose(rb.rms_norm([3.0, 4.0], [1, 1], 0.0), [3 / 12.5**0.5, 4 / 12.5**0.5])
+    golden = np.array([3 / 12.5**0.5, 4 / 12.5**0.5])
+    _within(rb.rms_norm([3.0, 4.0], [1, 1], 0.0), golden, 1e-7 * golden, "3-4-5")
     # eps sits inside the square root (an eps added after it is invisible at float32 tolerance)
     z = np.array([-1.0, 1.0]) * math.sqrt(1e-5)  # mean square == eps
-    np.testing.assert_allclose((rb.rms_norm(z, [1, 1], 1e-5) ** 2).mean(), 0.5)
+    _within((rb.rms_norm(z, [1, 1], 1e-5) ** 2).mean(), 0.5, 1e-7 * 0.5, "eps inside")
 
 
 def test_gelu_new_is_the_tanh_approximation() -> None:
@@ -316,8 +337,10 @@ def test_gelu_new_is_the_tanh_approximation() -> None:
     diff = np.abs(rb.gelu_new(xs) - erf_gelu)
     assert 1e-5 < diff.max() < 1e-3  # close to, yet not, the exact GELU
     assert rb.gelu_new(0.0) == 0.0
-    assert rb.gelu_new(1.0) == pytest.approx(0.8411919906082768, abs=1e-15)  # HF's gelu_new(1)
-    np.testing.assert_allclose(rb.silu([0.0, 1.0]), [0.0, 1 / (1 + math.exp(-1))])
+    # HF's gelu_new(1); silu against math's exp: a few float64 roundings (the figures)
+    _within(rb.gelu_new(1.0), 0.8411919906082768, 1e-15, "gelu_new(1)")
+    silu = np.array([0.0, 1 / (1 + math.exp(-1))])
+    _within(rb.silu([0.0, 1.0]), silu, 1e-7 * silu, "silu")
 
 
 # ------------------------------------------------------------------ weights and inputs
@@ -348,7 +371,7 @@ def test_weights_have_hf_names_shapes_and_float32() -> None:
     for a in (*w.values(), *lw.values()):
         assert a.dtype == np.float32
     assert abs(float(w["ln_1.weight"].mean()) - 1) < 0.1
-    np.testing.assert_array_equal(rb.gpt2_weights(GPT2, seed=0)["wte"], w["wte"])
+    floats.assert_bits(rb.gpt2_weights(GPT2, seed=0)["wte"], w["wte"])  # the same draws
     assert not np.array_equal(rb.gpt2_weights(GPT2, seed=1)["wte"], w["wte"])
 
 

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+import floats
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -51,13 +52,22 @@ def with_optimizer(model: onnx.ModelProto, name: str) -> ort.InferenceSession:
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal values with NaN in the same places and zeros of the same sign."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    return bool(
-        a.dtype == b.dtype and a.shape == b.shape
-        and np.array_equal(a64, b64, equal_nan=True)
-        and np.array_equal(np.signbit(a64), np.signbit(b64))
-    )  # fmt: skip
+    """Equal values with NaN in the same places and zeros of the same sign (tests/floats.py's
+    assert_bits), for the results an optimizer is shown to change."""
+    try:
+        floats.assert_bits(a, b)
+    except AssertionError:
+        return False
+    return True
+
+
+def _abs_conv(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """Σ|x w| of each output of a stride-1 NCHW convolution (OIHW filter, zero padding),
+    in float64: the magnitudes tests/floats.py's dot bound reads."""
+    xp = np.pad(np.abs(x.astype(np.float64)), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, w.shape[2:], axis=(2, 3))
+    with np.errstate(all="ignore"):
+        return np.einsum("nchwij,ocij->nohw", win, np.abs(w.astype(np.float64)))
 
 
 def test_run_sessions_keep_every_graph_optimization() -> None:
@@ -87,7 +97,7 @@ def test_expand_elimination_turns_an_empty_expand_into_an_error() -> None:
     x = np.array([3, -4], np.int8)
     (want,) = gd.evaluate(g, {"x": x})
     assert want.shape == (0,)
-    assert same_bits(run(model, {"x": x})[0], want)
+    floats.assert_bits(run(model, {"x": x})[0], want)
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="Reshape"):
         with_optimizer(model, "ExpandElimination").run(None, {"x": x})
 
@@ -113,8 +123,8 @@ def test_noop_elimination_drops_the_zero_that_makes_negative_zero_positive(dt: g
     model = export(g)
     x = np.array([-0.0, 0.0], dt.np)
     want = np.array([np.inf, np.inf], dt.np)  # -0.0 + 0.0 is +0.0
-    assert same_bits(gd.evaluate(g, {"x": x})[0], want)
-    assert same_bits(run(model, {"x": x})[0], want)
+    floats.assert_bits(gd.evaluate(g, {"x": x})[0], want)
+    floats.assert_bits(run(model, {"x": x})[0], want)
     if dt is gd.float16:  # (bfloat16 inputs need run()'s conversion)
         got = with_optimizer(model, "NoopElimination").run(None, {"x": x})[0]
         assert got.tolist() == [-np.inf, np.inf]
@@ -131,7 +141,8 @@ def test_not_where_fusion_swaps_the_branch_that_keeps_negative_zero() -> None:
     mod = np.array([-0.0, 0.0, -0.0, 0.0], np.float32)  # numpy: the divisor's sign
     floordiv = np.array([-0.0, -0.0, -1.0, -1.0], np.float32)
     for got in (gd.evaluate(g, feeds), run(model, feeds)):
-        assert same_bits(got[0], mod) and same_bits(got[1], floordiv)
+        floats.assert_bits(got[0], mod, "mod")
+        floats.assert_bits(got[1], floordiv, "floordiv")
     fused = with_optimizer(model, "NotWhereFusion").run(None, feeds)
     assert not same_bits(fused[0], mod) and not same_bits(fused[1], floordiv)
 
@@ -161,7 +172,7 @@ def test_qdq_fusion_quantizes_the_activations() -> None:
     want = x.astype(np.float64) @ w
     eps = float(np.finfo(np.float32).eps)
     bound = 257 * eps * (np.abs(x).astype(np.float64) @ np.abs(w))
-    assert (np.abs(run(model, {"x": x})[0] - want) <= bound).all()
+    floats.assert_close(run(model, {"x": x})[0].astype(np.float64), want, bound, "MatMul")
     fused = with_optimizer(model, "QDQSelectorActionTransformer").run(None, {"x": x})[0]
     beyond = np.abs(fused - want) / bound  # int8 activations: most elements, some 10x over
     assert (beyond > 1).mean() > 0.5 and (beyond > 10).any()
@@ -213,7 +224,12 @@ def test_nchwc_is_left_out_where_a_filter_holds_nan(tmp_path: Path) -> None:
     x = np.ones((1, 3, 3, 1), np.float32)
     (want,) = gd.evaluate(g, {"x": x})
     assert np.isnan(want[..., 0]).all() and not np.isnan(want[..., 1]).any()
-    assert same_bits(run(model, {"x": x})[0], want)
+    got = run(model, {"x": x})[0]
+    floats.assert_bits(np.isnan(got[..., 0]), np.isnan(want[..., 0]))
+    # the other output: one product (x or the padding's 0 times -1.875) plus the bias, a
+    # sum exact by construction (checked)
+    terms = np.stack([np.pad(x[0, ..., 0], ((0, 0), (0, 1))) * -1.875, np.ones((3, 4))], -1)
+    floats.assert_exact_sum(got[0, ..., 1], want[0, ..., 1], terms, "the finite filter")
     if _nchwc_runs(model, tmp_path):
         nchwc = with_optimizer(model, "NchwcTransformer").run(None, {"x": x})[0]
         assert not same_bits(nchwc, want)
@@ -235,7 +251,11 @@ def test_a_filter_computed_from_a_graph_input_is_never_nchwc(tmp_path: Path) -> 
     assert not _nchwc_runs(model, tmp_path)
     feeds = {"x": np.ones((1, 8, 6, 6), np.float32),
              "f": np.full((4, 8, 3, 3), np.inf, np.float32)}  # fmt: skip
-    assert same_bits(run(model, feeds)[0], gd.evaluate(h, feeds)[0])  # NaN over the padding
+    # every window sums inf terms (Σ|x w| = inf: the dot bound is vacuous): inf, or NaN over
+    # the padding (0 * inf); checked: NaN where NaN, infinities equal
+    want = gd.evaluate(h, feeds)[0]
+    assert np.isnan(want).any() and np.isinf(want).any()
+    floats.assert_close(run(model, feeds)[0], want, np.inf, "a filter of inf")
 
 
 def _scaled_conv(scale: float) -> gd.Graph:
@@ -261,7 +281,14 @@ def test_a_filter_computed_from_constants_is_evaluated(tmp_path: Path) -> None:
     assert np.isnan(want).any()  # the padding's 0 times inf
     got = run(model, {"x": x})[0]  # a sum in another order: NaN where the reference's is
     assert np.array_equal(np.isnan(got), np.isnan(want))
-    assert np.allclose(got, want, rtol=1e-5, atol=1e-4, equal_nan=True)
+    # within tests/floats.py's dot bound of 72 terms, with the filter as folded (3e38 * 2 =
+    # inf: the channels it reaches are inf or NaN, checked as such)
+    with np.errstate(over="ignore"):
+        filt = np.random.default_rng(3).normal(size=(4, 8, 3, 3)).astype(np.float32)
+        filt[0, 0, 0, 0] = 3e38
+        filt = filt * np.float32(2.0)
+    bound = floats.dot_bound(_abs_conv(x, filt, 1), 72, np.float32, got, want)
+    floats.assert_close(got, want, bound, "conv")
     if _nchwc_runs(finite, tmp_path):
         nchwc = with_optimizer(model, "NchwcTransformer").run(None, {"x": x})[0]
         assert not np.array_equal(np.isnan(nchwc), np.isnan(want))
@@ -371,7 +398,15 @@ def test_constant_int8_weights_are_dequantized_once_at_load(tmp_path: Path) -> N
     per_call = ort.InferenceSession(model.SerializeToString(), none,
                                     providers=["CPUExecutionProvider"])  # fmt: skip
     x = np.random.default_rng(5).standard_normal((3, 256)).astype(np.float32)
-    assert same_bits(run(model, {"x": x})[0], per_call.run(None, {"x": x})[0])
+    # the folded weight is DequantizeLinear's, bit for bit (a product rounded once), and the
+    # products' sums within tests/floats.py's dot bound (their order is the kernel's)
+    w = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "w"))
+    scale = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "scale"))
+    dequantized = w.astype(np.float32) * scale
+    (folded,) = [numpy_helper.to_array(t) for t in optimized.graph.initializer
+                 if t.data_type == TensorProto.FLOAT and tuple(t.dims) == w.shape]  # fmt: skip
+    floats.assert_bits(folded, dequantized, "the folded weight")
+    floats.assert_matmul(run(model, {"x": x})[0], per_call.run(None, {"x": x})[0], x, dequantized)
 
 
 def test_int8_weights_too_large_for_float32_stay_int8() -> None:
@@ -402,8 +437,8 @@ def test_qdq_optimizations_are_off_where_a_model_quantizes() -> None:
     assert "ConstantFolding" not in optimizers_off(model)
     q = np.array([[12]], np.int8)
     want = np.array((12 - 60) * 0.5322265625, np.float16).reshape(1, 1, 1, 1)
-    assert same_bits(gd.evaluate(g, {"q": q})[0], want)
-    assert same_bits(run(model, {"q": q})[0], want)
+    floats.assert_bits(gd.evaluate(g, {"q": q})[0], want)
+    floats.assert_bits(run(model, {"q": q})[0], want)
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="QuantizeLinear"):
         with_optimizer(model, "")  # every Q/DQ optimization on (session config not set)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import floats
 import numpy as np
 import onnx
 import pytest
@@ -39,37 +40,32 @@ def graph(dt: DType, shape: tuple[int | str, ...], build: Any, policy: str = "de
 
 def both(g: gd.Graph, x: Any, *, ulps: int = 0) -> list[np.ndarray]:
     """The reference's results, after checking that onnxruntime gives the same: dtype,
-    shape, NaN places and the sign of zeros; values bit for bit, or within ``ulps``."""
+    shape, NaN places and the sign of zeros; values bit for bit (tests/floats.py: selections,
+    and sums exact by construction, which the tests check), or, for the kernels with exp and
+    log, within ``ulps`` of the compute dtype (float32 for the narrow floats) at the value."""
     feeds = {"x": np.asarray(x, dtype=g.inputs[0].dtype.np)}
     want = gd.evaluate(g, feeds)
     got = run(export(g, check="full"), feeds)
-    for w, r in zip(want, got, strict=True):
-        assert r.dtype == w.dtype and r.shape == w.shape, (r.dtype, r.shape, w.dtype, w.shape)
-        if w.dtype.kind != "f" and gd.dtype(w.dtype) not in (T.bfloat16,):
-            np.testing.assert_array_equal(r, w)
-            continue
-        wf, rf = w.astype(np.float64), r.astype(np.float64)
-        assert np.array_equal(np.isnan(wf), np.isnan(rf)), (r, w)
-        if ulps == 0:
-            np.testing.assert_array_equal(rf, wf)
-            zeros = wf == 0
-            assert np.array_equal(np.signbit(rf[zeros]), np.signbit(wf[zeros])), (r, w)
+    for k, (w, r) in enumerate(zip(want, got, strict=True)):
+        if ulps == 0 or not gd.dtype(w.dtype).is_float:
+            floats.assert_bits(r, w, f"output {k}")
         else:
-            eps = float(np.finfo(np.float32 if w.dtype.itemsize <= 4 else np.float64).eps)
-            ok = (rf == wf) | np.isnan(wf) | (np.abs(rf - wf) <= ulps * eps * np.abs(wf))
-            assert ok.all(), (r, w)
+            floats.assert_close(r, w, floats.ulp_bound(w, floats.compute_dtype(w.dtype), ulps),
+                                f"output {k}")  # fmt: skip
     return want
 
 
 def check(got: np.ndarray, want: Any, dt: DType | None = None) -> None:
-    """``got`` equals the golden ``want`` (of dtype ``dt``), NaN for NaN, zeros by sign."""
-    w = np.asarray(want, dtype=(dt or gd.dtype(got.dtype)).np)
-    assert got.dtype == w.dtype, (got.dtype, w.dtype)
-    assert got.shape == w.shape, (got.shape, w.shape)
-    g, w64 = got.astype(np.float64), w.astype(np.float64)
-    assert np.array_equal(g, w64, equal_nan=True), f"got {got}, want {w}"
-    zeros = w64 == 0
-    assert np.array_equal(np.signbit(g[zeros]), np.signbit(w64[zeros])), f"got {got}, want {w}"
+    """``got`` equals the golden ``want`` (of dtype ``dt``), NaN for NaN, zeros by sign
+    (tests/floats.py's assert_bits: for results exact by construction)."""
+    floats.assert_bits(got, np.asarray(want, dtype=(dt or gd.dtype(got.dtype)).np))
+
+
+def exact(*sums: Any) -> None:
+    """Each of ``sums`` (its terms: sequences of values) is exact in any order in float32,
+    so in float64 too (tests/floats.py's exactly_summable; it tells float32's)."""
+    for terms in sums:
+        assert floats.exactly_summable(np.asarray(terms, np.float64), np.float32), terms
 
 
 # ---------------------------------------------------------------- argmax, argmin
@@ -217,6 +213,8 @@ def test_cumsum_zero_signs_and_specials() -> None:
     g = graph(T.float32, (5,), lambda x: (gd.ops.cumsum(x), gd.ops.cumsum(x, exclusive=True),
                                           gd.ops.cumsum(x, reverse=True)))  # fmt: skip
     inclusive, exclusive, backwards = both(g, x)
+    # bit for bit, zero signs too: the library's cumsum promises them (its first element is
+    # x[0], an exclusive one's +0.0: docs/semantics.md), beyond a sum's in general
     check(inclusive, [-0.0, -0.0, 1.0, inf, nan], T.float32)
     check(exclusive, [0.0, -0.0, -0.0, 1.0, inf], T.float32)
     check(backwards, [nan, nan, nan, nan, nan], T.float32)
@@ -225,12 +223,14 @@ def test_cumsum_zero_signs_and_specials() -> None:
 def test_cumsum_exclusive_reverse_zero_signs() -> None:
     x = [[1.0, -0.0, -0.0], [-0.0, 2.0, -3.0]]
     g = graph(T.float64, (2, 3), lambda x: gd.ops.cumsum(x, exclusive=True, reverse=True))
+    exact(*x)  # (and the zero signs as the test above says)
     check(both(g, x)[0], [[-0.0, -0.0, 0.0], [-1.0, -3.0, 0.0]], T.float64)
 
 
 def test_cumsum_narrow_floats_add_in_float32_and_round_once() -> None:
     # in float16 step by step: 2048 + 1 rounds to 2048 twice; in float32: 2049, 2050
     g = graph(T.float16, (3,), lambda x: gd.ops.cumsum(x))
+    exact([2048, 1, 1])  # in float32: then one rounding each
     check(both(g, [2048, 1, 1])[0], [2048, 2048, 2050], T.float16)
 
 
@@ -273,11 +273,16 @@ def test_var_std_goldens() -> None:
     g = graph(T.int32, (2, 4), lambda x: (gd.ops.var(x, axis=1),
                                           gd.ops.var(x, axis=1, correction=1),
                                           gd.ops.std(x, axis=1), gd.ops.std(x)))  # fmt: skip
+    # the sums (of the values, of the squared deviations from means 2.5, 5 and 3.75) are
+    # exact (checked); a division and a square root then round once each
+    exact(*x, [2.25, 0.25, 0.25, 2.25], [7.5625, 3.0625, 0.5625, 0.0625] + [1.5625] * 4)
     v0, v1, s0, s = both(g, x, ulps=2)
     check(v0, [1.25, 0.0], T.float32)
-    np.testing.assert_allclose(v1, [5 / 3, 0.0], rtol=1e-7)
-    np.testing.assert_allclose(s0, [math.sqrt(1.25), 0.0], rtol=1e-7)
-    np.testing.assert_allclose(s, math.sqrt(np.var([1, 2, 3, 4, 5, 5, 5, 5])), rtol=1e-7)
+    for got, want in ((v1, [5 / 3, 0.0]), (s0, [math.sqrt(1.25), 0.0]),
+                      (s, math.sqrt(np.var([1, 2, 3, 4, 5, 5, 5, 5])))):  # fmt: skip
+        w = np.asarray(want, np.float64)  # (rounded once here too: an ulp of float64)
+        b = floats.ulp_bound(w, np.float32, 0.5) + floats.ulp_bound(w, np.float64, 1)
+        floats.assert_close(got.astype(np.float64), w, b)
 
 
 def test_var_edge_cases() -> None:
@@ -288,6 +293,7 @@ def test_var_edge_cases() -> None:
     )
     v, s = both(g, np.zeros((3, 0)))
     check(v, [nan, nan, nan], T.float64)
+    exact([1.0, 3.0], [2.0, 2.0], [1.0, 1.0])  # the finite rows' sums and squared deviations
     v, s = both(g, [[1.0, 3.0], [2.0, 2.0], [inf, 1.0]])
     check(v, [1.0, 0.0, nan], T.float64)
     check(s, [inf, nan, nan], T.float64)
@@ -295,6 +301,7 @@ def test_var_edge_cases() -> None:
 
 def test_var_keeps_float_dtypes_and_rounds_narrow_once() -> None:
     g = graph(T.float16, (4,), lambda x: (gd.ops.var(x), gd.ops.std(x, keepdims=True)))
+    exact([1, 3, 1, 3], [1, 1, 1, 1])
     v, s = both(g, [1, 3, 1, 3])
     check(v, 1.0, T.float16)
     check(s, [1.0], T.float16)
@@ -310,8 +317,9 @@ def test_logsumexp_goldens() -> None:
     got = both(g, rows, ulps=2)[0]
     want = np.array([1000 + math.log(2), -inf, inf, nan, nan, -200.0, -1000 + math.log(2),
                      math.log(2)], np.float32)  # fmt: skip
-    assert np.array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_allclose(got, want, rtol=2e-7)
+    # want: the exact values rounded once (half an ulp); got: m + log(Σ exp(x - m)), exp and
+    # log within an ulp of their values (at most the result's), the sum and add rounding
+    floats.assert_close(got, want, floats.ulp_bound(want, np.float32, 2), "logsumexp")
 
 
 def test_logsumexp_float64_empty_and_keepdims() -> None:
@@ -327,7 +335,8 @@ def test_logsumexp_of_integers_in_the_default_float() -> None:
         want = gd.policy(policy).default_float
         assert g.outputs[0].dtype is want
         got = both(g, [0, 0, 0], ulps=2)[0]
-        np.testing.assert_allclose(got, math.log(3), rtol=1e-7)
+        w = np.asarray(math.log(3), got.dtype)  # log(exp(0) * 3): log's ulp, rounded once
+        floats.assert_close(got, w, floats.ulp_bound(w, got.dtype, 2), policy)
 
 
 # ---------------------------------------------------------------- logsoftmax
@@ -341,16 +350,21 @@ def test_logsoftmax_goldens(dt: DType) -> None:
     got = both(g, rows, ulps=2 if dt is not T.float16 else 0)[0]
     ln2, ln3 = math.log(2), math.log(3)
     want = np.array([[-ln3] * 3, [-ln2, -inf, -ln2], [nan] * 3, [nan] * 3, [nan] * 3])
-    assert np.array_equal(np.isnan(got), np.isnan(want)), got
-    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-3 if dt is T.float16
-                               else 1e-6)  # fmt: skip
+    # x - max - log(Σ exp(x - max)) against the exact values: exp (a vectorized kernel's few
+    # ulps), a sum of 3, log and a subtraction: 8 ulps of the compute dtype (float32 for
+    # float16, then its rounding: half a float16 ulp)
+    b = floats.ulp_bound(want, floats.compute_dtype(dt.np), 8)
+    if dt is T.float16:
+        b = b + floats.ulp_bound(want, np.float16, 0.5)
+    floats.assert_close(got.astype(np.float64), want, b, "logsoftmax")
 
 
 def test_logsoftmax_axis_and_empty() -> None:
     g = graph(T.float32, ("n", 2), lambda x: gd.ops.logsoftmax(x, axis=0))
     check(both(g, np.zeros((0, 2)))[0], np.zeros((0, 2)), T.float32)
     got = both(g, [[1.0, 5.0], [1.0, 5.0]], ulps=2)[0]
-    np.testing.assert_allclose(got, np.full((2, 2), -math.log(2)), rtol=1e-6)
+    want = np.full((2, 2), -math.log(2))  # as the goldens above: 8 ulps
+    floats.assert_close(got.astype(np.float64), want, floats.ulp_bound(want, np.float32, 8))
 
 
 # ---------------------------------------------------------------- type tables

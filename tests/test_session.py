@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import floats
 import ml_dtypes
 import numpy as np
 import onnxruntime as ort
@@ -41,9 +42,12 @@ def _feeds(b: int = 4) -> dict[str, np.ndarray]:
 
 
 def _equal(got: list[np.ndarray], want: list[np.ndarray]) -> None:
-    assert [(a.dtype, a.shape) for a in got] == [(b.dtype, b.shape) for b in want]
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
+    """Bit for bit (tests/floats.py's assert_bits): not a claim of exact sums, but of one
+    computation: a Session and run() give the same model to the same onnxruntime session
+    code, and what is compared is how their values come back."""
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want, strict=True)):
+        floats.assert_bits(a, b, f"output {k}")
 
 
 def test_call_is_run() -> None:
@@ -175,7 +179,7 @@ def test_decode_loop_feeds_outputs_back_without_numpy(monkeypatch: pytest.Monkey
         for _ in range(8):
             (state,) = s.run_with_ortvalues([state])
             assert isinstance(state, ort.OrtValue)
-    np.testing.assert_array_equal(state.numpy(), want)
+    _equal([state.numpy()], [want])
 
 
 def test_torch_cpu_tensors_in_and_out_without_copies() -> None:
@@ -189,7 +193,7 @@ def test_torch_cpu_tensors_in_and_out_without_copies() -> None:
     if s.device[0] == "cpu":
         back = torch.from_dlpack(outs[0])
         assert back.data_ptr() == outs[0].data_ptr()
-        np.testing.assert_array_equal(back.numpy(), outs[0].numpy())
+        _equal([back.numpy()], [outs[0].numpy()])  # the same memory
     with pytest.raises(RunError, match=r"input 'x': .*contiguous"):
         s.run_with_ortvalues({**tensors, "x": torch.from_numpy(feeds["x"].T.copy()).T})
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+import floats
 import ml_dtypes
 import numpy as np
 import onnx
@@ -186,10 +187,17 @@ def both(g: gd.Graph, *xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def assert_within(got: np.ndarray, golden: np.ndarray, bound: np.ndarray | float) -> None:
-    g, w = got.astype(np.float64), golden.astype(np.float64)
-    with np.errstate(all="ignore"):
-        ok = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= bound)
-    assert ok.all(), f"{int((~ok).sum())} differ: got {g[~ok][:5]}, want {w[~ok][:5]}"
+    """Within the bound stated beside the call, NaN where NaN, infinities equal (tests/
+    floats.py's assert_close, both sides as float64: the golden is float64)."""
+    floats.assert_close(got.astype(np.float64), golden.astype(np.float64), bound)
+
+
+def assert_exact_windows(got: np.ndarray, want: np.ndarray, terms: np.ndarray) -> None:
+    """``got`` equals ``want`` (zero signs aside) where every window's sum is exact by
+    construction: checked with all of ``terms`` as each window's (a superset of its terms:
+    a larger sum and a finer grid, so a sufficient condition; tests/floats.py)."""
+    t = np.asarray(terms, np.float64).ravel()
+    floats.assert_exact_sum(got, want, np.broadcast_to(t, (*np.shape(want), t.size)))
 
 
 def ulp(golden: np.ndarray, dt: Any) -> np.ndarray:
@@ -251,8 +259,11 @@ def test_conv2d_other_floats_round_once(dt: gd.DType) -> None:
         assert_within(want, golden, 29 * EPS64 * scale)
         assert_within(got, golden, 29 * EPS64 * scale)
         return
-    # the reference: the float64 sum rounded once to the dtype
-    assert np.array_equal(want, golden.astype(dt.np), equal_nan=True)
+    # the reference: the float64 sum rounded once to the dtype, as the golden in its own
+    # order: two float64 sums of 27 products, rounded (tests/floats.py's dot bound)
+    golden_dt = golden.astype(dt.np)
+    floats.assert_close(want, golden_dt, floats.dot_bound(scale, 27, dt, want, golden_dt,
+                                                          np.float64))  # fmt: skip
     assert_within(got, golden, 29 * EPS32 * scale + ulp(golden, dt.np))
 
 
@@ -266,8 +277,12 @@ def test_conv2d_inf_filter_over_padding_is_nan() -> None:
     want, got = both(g, x)
     golden = conv_golden(x, w, (1, 1), (1, 1), (1, 0, 1, 0))
     assert np.isnan(golden[0, 0, 0, 0]) and golden[0, 0, 1, 1] == np.inf
-    assert np.array_equal(want, golden.astype(np.float32), equal_nan=True)
-    assert np.array_equal(got, want, equal_nan=True)
+    # the dot bound: NaN where a tap of inf meets the padding, inf where it meets x
+    with np.errstate(invalid="ignore"):
+        scale = conv_golden(np.abs(x), np.abs(w), (1, 1), (1, 1), (1, 0, 1, 0))
+    golden32 = golden.astype(np.float32)
+    floats.assert_close(want, golden32, floats.dot_bound(scale, 4, np.float32, want, golden32))
+    floats.assert_close(got, want, floats.dot_bound(scale, 4, np.float32, got, want))
 
 
 def test_conv3d_matches_golden() -> None:
@@ -327,8 +342,14 @@ def test_conv2d_transpose_only_real_elements_add() -> None:
             gd.TensorType(dt, x.shape),
         )
         want, got = both(g, x.astype(dt.np))
-        assert np.array_equal(want, golden.astype(dt.np), equal_nan=True)
-        assert np.array_equal(got, want, equal_nan=True)
+        # the terms are 2 and 0 times 1 and inf (a sum of one product each): NaN, inf, or
+        # exact, which the dot bound (0 for exact products, NaN or inf elsewhere) checks
+        with np.errstate(invalid="ignore"):
+            scale = conv_transpose_golden(np.abs(x), np.abs(w), (1, 2), (1, 1), (0, 0, 0, 0),
+                                          (0, 0))  # fmt: skip
+        gd_ = golden.astype(dt.np)
+        floats.assert_close(want, gd_, floats.dot_bound(scale, 1, dt, want, gd_))
+        floats.assert_close(got, want, floats.dot_bound(scale, 1, dt, got, want))
 
 
 def test_conv2d_matches_pytorch_style_example() -> None:
@@ -338,7 +359,8 @@ def test_conv2d_matches_pytorch_style_example() -> None:
                                        padding=(1, 1, 1, 1), input_layout="NCHW"),
                gd.TensorType(gd.float32, x.shape))  # fmt: skip
     want, got = both(g, x)
-    assert want[0, 0].tolist() == [[0, 3], [9, 24]] and np.array_equal(got, want)
+    assert want[0, 0].tolist() == [[0, 3], [9, 24]]
+    assert_exact_windows(got, want, x)  # sums of 0..8
 
 
 # ---------------------------------------------------------------------------- pooling
@@ -378,11 +400,9 @@ def test_max_pool2d_matches_golden(
         want, got = both(g, xin)
         if layout == "NHWC":
             want, got = nchw(want), nchw(got)
-        # exact, the sign of zero included
+        # a selection: exact, the sign of zero included
         for r in (want, got):
-            assert np.array_equal(r, golden.astype(dt.np), equal_nan=True)
-            if dt.is_float:
-                assert np.array_equal(np.signbit(r), np.signbit(golden.astype(dt.np)))
+            floats.assert_bits(r, golden.astype(dt.np))
 
 
 def test_max_pool2d_ceil_mode_drops_a_window_starting_in_the_padding() -> None:
@@ -395,7 +415,7 @@ def test_max_pool2d_ceil_mode_drops_a_window_starting_in_the_padding() -> None:
     x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
     want, got = both(g, x)
     assert want[0, 0].tolist() == [[0, 2, 4], [10, 12, 14], [20, 22, 24]]
-    assert np.array_equal(got, want)
+    floats.assert_bits(got, want)
 
 
 @pytest.mark.parametrize(("kernel", "stride", "dilation", "padding", "ceil"), POOL_CASES)
@@ -417,8 +437,10 @@ def test_avg_pool2d_matches_golden(
     n = kernel[0] * kernel[1]
     if dt is gd.float64:  # a sum in numpy's order: within its bound too
         assert_within(want, golden, (n + 2) * EPS64 * scale)
-    else:
-        assert np.array_equal(want, golden.astype(dt.np))  # rounded once
+    else:  # two float64 sums (the golden's order, the reference's), each rounded once
+        golden_dt = golden.astype(dt.np)
+        b = floats.sum_bound(scale, n, dt, want, golden_dt, np.float64)
+        floats.assert_close(want, golden_dt, b)
     eps = EPS64 if dt is gd.float64 else EPS32
     assert_within(got, golden, (n + 2) * eps * scale + ulp(golden, dt.np))
 
@@ -431,7 +453,8 @@ def test_avg_pool2d_divisors() -> None:
             v, (2, 2), 2, padding=1, count_boundary=c, input_layout="NCHW"),
             gd.TensorType(gd.float32, x.shape))  # fmt: skip
         want, got = both(g, x)
-        assert want[0, 0].tolist() == expect and np.array_equal(got, want)
+        assert want[0, 0].tolist() == expect
+        assert_exact_windows(got, want, np.concatenate([x.ravel(), x.ravel() / 4]))
 
 
 def test_avg_pool2d_of_integers_is_the_default_float() -> None:
@@ -440,7 +463,7 @@ def test_avg_pool2d_of_integers_is_the_default_float() -> None:
                gd.TensorType(gd.int32, x.shape))  # fmt: skip
     want, got = both(g, x)
     assert want.dtype == np.float32 and want.ravel().tolist() == [3.75]
-    assert np.array_equal(got, want)
+    assert_exact_windows(got, want, x / 4)
 
 
 # ---------------------------------------------------------------------------- pad, resize
@@ -481,10 +504,7 @@ def test_pad_matches_golden(mode: str, dt: gd.DType) -> None:
     fill = np.array(value).astype(dt.np)  # the value rounds to the dtype
     golden = pad_golden(x, pads, mode, fill)
     for r in (want, got):
-        assert np.array_equal(r, golden, equal_nan=True)
-        assert np.array_equal(
-            np.signbit(r.astype(np.float64)), np.signbit(golden.astype(np.float64))
-        )
+        floats.assert_bits(r, golden)  # data movement
 
 
 @pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
@@ -503,8 +523,9 @@ def test_resize_matches_golden(mode: str, dt: gd.DType, size: tuple[int, int]) -
             scale = resize_axis_golden(scale, axis, n_out, mode)
     g = one_op(lambda v: gd.ops.resize(v, (2, 3, *size), mode), gd.TensorType(dt, x.shape))
     want, got = both(g, x)
-    if mode == "nearest":
-        assert np.array_equal(want, golden.astype(dt.np)) and np.array_equal(got, want)
+    if mode == "nearest":  # data movement
+        floats.assert_bits(want, golden.astype(dt.np))
+        floats.assert_bits(got, want)
         return
     assert_within(want, golden, ulp(golden, dt.np) + 1e-12 * scale)
     # onnxruntime's half-pixel coordinate in float32 moves the weights by a few eps times
@@ -522,7 +543,8 @@ def test_resize_nearest_is_exact_for_every_size_pair() -> None:
                    gd.TensorType(gd.float32, (1, 1, n_in, 1)))  # fmt: skip
         want, got = both(g, x[:, :, :n_in])
         golden = resize_axis_golden(x[:, :, :n_in].astype(np.float64), 2, n_out, "nearest")
-        assert np.array_equal(want, golden) and np.array_equal(got, want), (n_in, n_out)
+        floats.assert_bits(want, golden.astype(want.dtype), f"{n_in} -> {n_out}")
+        floats.assert_bits(got, want, f"{n_in} -> {n_out}")
 
 
 def test_resize_of_an_empty_axis_is_refused_when_built() -> None:
@@ -894,14 +916,11 @@ def test_a_mean_over_the_spatial_axes_is_a_global_average_pool(
     x = np.random.default_rng(0).normal(size=shape).astype(dt.np)
     x.reshape(-1)[[3, 40]] = [np.nan, np.inf]
     want, got = both(g, x)
-    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(
-        np.isinf(got), np.isinf(want))  # fmt: skip
-    ok = np.isfinite(want)
-    # the same float32 sums in another order: within 4 float32 units in the last place of the
-    # largest mean, or one unit of float16 rounding
-    scale = float(np.max(np.abs(want[ok].astype(np.float64))))
-    tol = max(4 * float(np.finfo(np.float32).eps), float(np.finfo(dt.np).eps)) * scale
-    assert np.allclose(got[ok].astype(np.float64), want[ok].astype(np.float64), rtol=0, atol=tol)
+    # the same float32 sums in another order (tests/floats.py's bound, of the mean of |x|
+    # over the n values: float16 computed in float32, rounded once), NaN and inf alike
+    n = int(np.prod([shape[a] for a in axes]))
+    mean_abs = np.abs(x.astype(np.float64)).mean(axis=axes, keepdims=keepdims)
+    floats.assert_close(got, want, floats.sum_bound(mean_abs, n, dt, got, want), "mean")
 
 
 def test_a_mean_over_other_axes_stays_a_reduce_mean() -> None:
@@ -919,9 +938,9 @@ def test_max_pool_nan_windows_with_infinities_of_both_signs() -> None:
     x = np.array([[[[inf, -inf, nan, inf, -inf, 1.0, 3e38, 3e38],
                     [-inf, inf, -inf, 2.0, -inf, -inf, 3e38, 3e38]]]], np.float32)  # fmt: skip
     want = gd.evaluate(g, [x])[0]
-    np.testing.assert_array_equal(want, np.array([[[[inf, nan, 1.0, 3e38]]]], np.float32))
+    floats.assert_bits(want, np.array([[[[inf, nan, 1.0, 3e38]]]], np.float32))  # selections
     got = run(export(g), [x])[0]
-    np.testing.assert_array_equal(got, want)
+    floats.assert_bits(got, want)
 
 
 def test_max_pool_not_exact_is_onnxruntimes_max_pool() -> None:
@@ -949,7 +968,7 @@ def test_max_pool_not_exact_is_onnxruntimes_max_pool() -> None:
     held = np.isnan(want)
     assert held[0, :, 0, :5].all() and not held[0, 0, 0, 5]
     assert (np.isnan(got[held]) | (got[held] == others[held])).all()
-    np.testing.assert_array_equal(got[~held], want[~held])  # (== : -0.0 equals +0.0)
+    floats.assert_close(got[~held], want[~held], 0.0)  # the same values, either zero's sign
 
 
 def test_a_channels_mismatch_names_the_layout_that_would_fit() -> None:
