@@ -131,46 +131,64 @@ def ulp_bound(want: np.ndarray, dt: DType | np.dtype | type, ulps: float) -> np.
         return np.asarray(ulps * (eps * w + _smallest(dt)))
 
 
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split of float64 ``x`` into two halves of 26 bits, x = hi + lo exactly."""
+    c = 134217729.0 * x  # 2**27 + 1
+    hi = c - (c - x)
+    return hi, x - hi
+
+
+def _product_error(a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """a * b - p exactly, for p = fl(a * b) in float64 (Dekker's TwoProduct): 0 where the
+    float64 product is exact (barring overflow and underflow, checked apart)."""
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
 def matmul_terms(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The products a[..., i, k] * b[..., k, j] of ``a @ b`` in float64, shape [..., i, j, k]
-    (exact for operands of 26 significand bits or fewer: float32 and narrower)."""
+    """The products a[..., i, k] * b[..., k, j] of ``a @ b`` in float64, shape [..., i, j, k];
+    a product float64 cannot hold exactly (float64 operands only: float32 ones have 24 bits
+    each) is NaN, so that no sum of it passes as exact."""
     a64 = np.asarray(a, np.float64)
     b64 = np.asarray(b, np.float64)
     if a64.ndim == 1:
         a64 = a64[None, :]
     if b64.ndim == 1:
         b64 = b64[:, None]
+    bt = np.swapaxes(b64, -1, -2)
     with np.errstate(all="ignore"):
-        return np.asarray(a64[..., :, None, :] * np.swapaxes(b64, -1, -2)[..., None, :, :])
+        x, y = a64[..., :, None, :], bt[..., None, :, :]
+        terms = np.asarray(x * y)
+        inexact = _product_error(x, y, terms) != 0
+        # a product in float64's subnormal range may have lost bits the split cannot see
+        inexact |= (np.abs(terms) < 2.0**-969) & (x != 0) & (y != 0)
+    return np.where(inexact & np.isfinite(terms), np.nan, terms)
 
 
 def _terms_exact(terms: np.ndarray, dt: np.dtype) -> bool:
-    """Is each float64 term the exact value (not itself rounded) and representable in ``dt``?"""
+    """Is each float64 term representable in ``dt``?"""
     return bool(np.all(terms.astype(dt).astype(np.float64) == terms))
 
 
 def exactly_summable(terms: np.ndarray, dt: DType | np.dtype | type, axis: int = -1) -> bool:
     """Is every sum of ``terms`` along ``axis`` exact in ``dt`` in any order (the module's
-    condition: all terms finite and representable, Σ|t| <= 2**p q)? ``terms`` are exact values
-    in float64 (for products: of operands of float32 or narrower)."""
+    condition, per sum: all terms finite and representable, Σ|t| <= 2**p q)? ``terms`` are
+    the exact values, in float64 (:func:`matmul_terms` makes them NaN where it cannot)."""
     d = _np(dt)
-    t = np.asarray(terms, np.float64)
+    t = np.moveaxis(np.asarray(terms, np.float64), axis, -1)
     if not np.all(np.isfinite(t)) or not _terms_exact(t, d):
         return False
-    if d.itemsize >= 8:
-        return False  # float64 terms: exactness of their products cannot be told in float64
     p = int(ml_dtypes.finfo(d).nmant) + 1
-    nonzero = t[t != 0]
-    if nonzero.size == 0:
-        return True
-    # the largest power of two dividing every term: its lowest set significand bit
-    mant, exp = np.frexp(np.abs(nonzero))  # |t| = mant * 2**exp, 0.5 <= mant < 1
+    # per sum, the largest power of two dividing every term: its lowest set significand bit
+    mant, exp = np.frexp(np.abs(t))  # |t| = mant * 2**exp, 0.5 <= mant < 1
     ints = (mant * 2.0**53).astype(np.int64)
-    low = np.log2((ints & -ints).astype(np.float64)).astype(np.int64) - 53 + exp
-    q = 2.0 ** int(low.min())
-    total = np.abs(t).sum(axis=axis)
-    top = min(2.0**p * q, float(ml_dtypes.finfo(d).max))
-    return bool(np.all(total <= top))
+    low = np.log2(np.maximum(ints & -ints, 1).astype(np.float64)) - 53 + exp
+    low = np.where(t == 0, np.inf, low).min(axis=-1)  # a sum of zeros: any q
+    with np.errstate(over="ignore"):  # (inf: a sum of zeros, or q past the dtype's range)
+        top = np.minimum(np.exp2(np.minimum(low + p, 1024.0)), float(ml_dtypes.finfo(d).max))
+    total = np.abs(t).sum(axis=-1)
+    return bool(np.all((total == 0) | (total <= top)))
 
 
 def _check_layout(got: np.ndarray, want: np.ndarray, what: str) -> None:
@@ -258,6 +276,6 @@ def assert_matmul(
         assert_exact_sum(got, want, terms, what)
         return
     with np.errstate(all="ignore"):
-        s = np.abs(terms).sum(axis=-1)
+        s = np.abs(np.asarray(a, np.float64)) @ np.abs(np.asarray(b, np.float64))
     s = s.reshape(np.asarray(want).shape)
     assert_close(got, want, dot_bound(s, terms.shape[-1], out, got, want), what)
