@@ -342,19 +342,10 @@ def _device() -> str:
 
 def _matrix_inputs(op: str, dt: Any) -> tuple[Any, list[np.ndarray]]:
     """The graph and inputs tests/test_onnx_matrix.py uses for (op, dt)."""
-    from norm_bounds import NORM_OPS  # type: ignore[import-not-found]
-    from onnx_cases import ORDER_DEPENDENT, WINDOW_TERMS, build, inputs
-
-    from graphdsl import DType
+    from onnx_cases import build, case_inputs
 
     g = build(op, dt)
-    base_op = op.split("_all")[0]
-    moderate = base_op in ORDER_DEPENDENT and (
-        dt.is_inexact or base_op == "mean" or op in WINDOW_TERMS
-    )
-    moderate |= g.outputs[0].op in NORM_OPS
-    xs = inputs(g, seed=len(op) * 31 + list(DType).index(dt), moderate=moderate)
-    return g, xs
+    return g, case_inputs(g, op, dt)
 
 
 def _with_intermediates(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:

@@ -25,6 +25,17 @@ unit roundoff (2**-24 or 2**-53), ``round_out(v) = eps_out * |v| + smallest_subn
   formulas, a few float64 ulps). "quick", x * sigmoid(1.702 x): within 4 round_out(y) plus
   ``2 |x| s`` where sigmoid's value is subnormal.
 
+- var and std (MOMENT_OPS), the same two passes (exporters/onnx/_lower/reduction.py mirrors
+  the reference step by step: only the order of the two sums differs). The mean is off by
+  ``E = gamma_(n+1) mean|x|`` (its sum, its division); the deviations d_i + delta share the
+  mean's error delta (|delta| <= E), so the squares sum to ``Q + n delta**2`` exactly
+  (sum d_i = 0), which the roundings of the deviations, the squares and the sum move by
+  gamma_(n+2) relatively, and squares that underflow by n s absolutely:
+  ``|dQ| <= n E**2 + gamma_(n+2) (Q + n E**2) + n s``, then ``|dvar| <= |dQ| / N + u |var|``
+  (N = max(n - correction, 0)). Two such computations: twice that, then rounded to the
+  result dtype. std adds its square root: ``|dstd| <= min(|dvar| / (2 std), sqrt|dvar|)
+  + u std``, twice, then rounded.
+
 The bounds hold for finite float32 intermediates: where squares or sums of a row overflow
 float32 (|x| from about 1.8e19) the export gives 0 or NaN, the reference the float64 value;
 ``overflows`` says so.
@@ -42,10 +53,20 @@ import graphdsl as gd
 from graphdsl import DType
 from graphdsl.ops.cast import cast_array
 
-__all__ = ["GELU_OPS", "NORM_OPS", "Bound", "bound", "output_bound"]
+__all__ = [
+    "GELU_OPS",
+    "MOMENT_OPS",
+    "NORM_OPS",
+    "Bound",
+    "bound",
+    "moment_bound",
+    "moment_output_bound",
+    "output_bound",
+]
 
 NORM_OPS = frozenset({"layer_norm", "rms_norm", "group_norm"})
 GELU_OPS = frozenset({"gelu"})
+MOMENT_OPS = frozenset({"var", "std"})
 
 
 class Bound(NamedTuple):
@@ -162,3 +183,55 @@ def output_bound(g: gd.Graph, inputs: Sequence[np.ndarray]) -> Bound | None:
     operands = [cast_array(np.asarray(env[id(i)]), d)
                 for i, d in zip(node.inputs, node.in_dtypes, strict=True)]  # fmt: skip
     return bound(node.op, node.attrs, operands, env[id(node)])
+
+
+def moment_bound(op: str, attrs: Mapping[str, Any], x: np.ndarray, reference: np.ndarray) -> Bound:
+    """The bound for var or std (MOMENT_OPS) of ``x`` (in the node's operand dtype) over
+    ``attrs["axis"]`` with ``attrs["correction"]``, whose reference result is ``reference``
+    (see the module). ``overflows``: a finite slice whose squares or sums may overflow in
+    float32 (the bound does not hold there)."""
+    out = gd.dtype(np.asarray(reference).dtype)
+    ref = np.asarray(reference).astype(np.float64)
+    f = _compute(out)
+    u = float(np.finfo(f.np).eps) / 2
+    s = float(np.finfo(f.np).smallest_subnormal)
+    big = float(np.finfo(np.float32).max)
+    axes = tuple(int(a) for a in attrs["axis"])
+    x = np.asarray(x).astype(np.float64)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    if n == 0:
+        return Bound(np.zeros(ref.shape), False)
+    free = max(n - float(attrs["correction"]), 0.0)
+
+    def gamma(k: int) -> float:
+        return k * u / (1 - k * u)
+
+    with np.errstate(all="ignore"):
+        mean = x.mean(axis=axes, keepdims=True)
+        e = gamma(n + 1) * np.abs(x).mean(axis=axes, keepdims=True)
+        q = ((x - mean) ** 2).sum(axis=axes, keepdims=True)
+        dq = n * e**2 + gamma(n + 2) * (q + n * e**2) + n * s
+        var = q / free
+        dvar = 2 * (dq / free + u * var)
+        if op == "std":
+            std = np.sqrt(var)
+            d = 2 * (np.minimum(dvar / (2 * std), np.sqrt(dvar)) + u * std)
+        else:
+            d = dvar
+        finite = np.all(np.isfinite(x), axis=axes, keepdims=True)
+        sums = np.maximum(np.abs(x).sum(axis=axes, keepdims=True), q)
+        overflows = f is DType.float32 and bool(np.any(finite & (sums >= big / 2)))
+        if not attrs["keepdims"]:
+            d = d.reshape(ref.shape)
+        b = d.reshape(ref.shape) + _round_out(ref, out)
+    return Bound(np.asarray(b * (1 + 2.0**-40)), overflows)
+
+
+def moment_output_bound(g: gd.Graph, inputs: Sequence[np.ndarray]) -> Bound | None:
+    """:func:`moment_bound` for ``g``'s first output where var or std makes it of the
+    graph's first input (the (op, dtype) matrix's graphs), else None."""
+    node = g.outputs[0]
+    if node.op not in MOMENT_OPS or node.inputs[0] is not g.inputs[0]:
+        return None
+    x = cast_array(np.asarray(inputs[0]), node.in_dtypes[0])
+    return moment_bound(node.op, node.attrs, x, gd.evaluate(g, list(inputs))[0])

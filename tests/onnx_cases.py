@@ -6,6 +6,7 @@ Shared by tests/test_onnx_matrix.py and scripts/support_matrix.py (the published
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -95,8 +96,9 @@ def _control_cases() -> dict[str, tuple[int, Build]]:
         return gd.ops.concat([x[1:], new[:1]], axis=0)
 
     def loop(s: gd.Symbol, new: Any, stop: int = 3) -> gd.Symbol:
-        _, x = gd.ops.while_loop([0, s], lambda i, x: i < stop,
-                                 lambda i, x: (i + 1, rotate(x, new(x))))
+        _, x = gd.ops.while_loop(
+            [0, s], lambda i, x: i < stop, lambda i, x: (i + 1, rotate(x, new(x)))
+        )
         return x
 
     def called(s: gd.Symbol, param: DType) -> gd.Symbol:
@@ -128,24 +130,35 @@ def _control_cases() -> dict[str, tuple[int, Build]]:
     }  # fmt: skip
 
 
+def with_element(r: gd.Symbol, x: gd.Symbol) -> gd.Symbol:
+    """[r, r + x[0, 0]]: a 1-D result itself (exact whatever the input's element is: NaN or an
+    extreme there absorbs the second half) and combined with the input."""
+    return gd.ops.concat([r, r + x[0, 0]], axis=0)
+
+
 def _indexing_cases() -> dict[str, tuple[int, Build]]:
     i64, i32, u8 = np.int64, np.int32, np.uint8
     cols = np.array([[1, -4, 3, 0], [3, 0, 0, 1]], i64)  # a column repeated: the last wins
     return {
         "gather": (1, lambda s: gd.ops.gather(s[0], np.array([3, -1, 0, 5, 3], i64))),
-        "gather_axis1": (1, lambda s: gd.ops.gather(s[0], np.array([[1, -4], [3, 0]], i32),
-                                                    axis=1)),
+        "gather_axis1": (
+            1,
+            lambda s: gd.ops.gather(s[0], np.array([[1, -4], [3, 0]], i32), axis=1),
+        ),
         "gather_nd": (1, lambda s: gd.ops.gather_nd(s[0], np.array([[0, 1], [5, 3]], u8))),
         "gather_nd_negative": (1, lambda s: gd.ops.gather_nd(s[0], np.array([[-1, -4]], i64))),
         "scatter": (2, lambda s: gd.ops.scatter(s[0], s[1][:2], cols, axis=1)),
         "scatter_add": (2, lambda s: gd.ops.scatter_add(s[0], s[1][:2], cols, axis=1)),
         "scatter_nd": (2, lambda s: gd.ops.scatter_nd(s[0], s[1][:2], np.array([[4], [-6]], i64))),
-        "scatter_nd_add": (2, lambda s: gd.ops.scatter_nd_add(s[0], s[1][:3],
-                                                              np.array([[4], [4], [0]], i32))),
+        "scatter_nd_add": (
+            2,
+            lambda s: gd.ops.scatter_nd_add(s[0], s[1][:3], np.array([[4], [4], [0]], i32)),
+        ),
         "slice_tensor": (1, lambda s: s[0][1:5:2, ::-1]),
         "slice_tensor_int": (1, lambda s: s[0][-1]),
         "slice_tensor_mixed": (1, lambda s: s[0][None, 2, -3:]),
-        "range": (1, lambda s: gd.ops.range(2, -7, -3, dtype=s[0].dtype) + s[0][0, 0]),
+        # the range itself, and plus an input element (wrapping for integers)
+        "range": (1, lambda s: with_element(gd.ops.range(2, -7, -3, dtype=s[0].dtype), s[0])),
         "range_float": (1, lambda s: gd.ops.range(-1.5, 2.0, 0.25, dtype=s[0].dtype)),
         "band_part": (1, lambda s: gd.ops.band_part(s[0], 1, 2)),
         "band_part_exclude": (1, lambda s: gd.ops.band_part(s[0], 0, None, exclude=True)),
@@ -175,7 +188,8 @@ def _selection_cases() -> dict[str, tuple[int, Build]]:
     ops["argsort_descending_axis0"] = (1, lambda s: gd.ops.argsort(s[0], False, axis=0))
     ops["cumsum"] = (1, lambda s: gd.ops.cumsum(s[0]))
     ops["cumsum_exclusive_reverse"] = (
-        1, lambda s: gd.ops.cumsum(s[0], axis=0, exclusive=True, reverse=True)
+        1,
+        lambda s: gd.ops.cumsum(s[0], axis=0, exclusive=True, reverse=True),
     )
     ops["logsoftmax"] = (1, lambda s: gd.ops.logsoftmax(s[0]))
     ops["logsoftmax_axis0"] = (1, lambda s: gd.ops.logsoftmax(s[0], axis=0))
@@ -333,16 +347,21 @@ def _layer_cases() -> dict[str, tuple[int, Build]]:
     }  # fmt: skip
 
 
-# The terms each output of a windowed case sums (products, a bias, interpolation taps): its
-# n for the n * eps * sum|terms| bound (input and output sizes do not tell it). Integers
-# become floats there (avg_pool2d, resize), so they get moderate integers, as mean does.
+# The terms each output of a windowed case sums (products, a bias, interpolation taps, and
+# a rounding more for a division or a rounded weight): its n for tests/floats.py's
+# dot_bound (input and output sizes do not tell it). Integers become floats there
+# (avg_pool2d, resize), so they get moderate integers, as mean does.
 WINDOW_TERMS = {"conv2d": 4, "conv2d_nchw_groups": 5, "conv3d": 8, "conv2d_transpose": 4,
-                "avg_pool2d": 6, "avg_pool2d_exclusive": 4, "resize_bilinear": 2,
+                # 6 and 4 taps and the division by the count
+                "avg_pool2d": 7, "avg_pool2d_exclusive": 5,
+                # 4 taps (2 by 2, each weight 1/4)
+                "resize_bilinear": 4,
                 # the layers: products and a bias (linear), the normalization's few
-                # roundings, or those after a convolution's 8 products (batch_norm),
-                # the window's taps (adaptive pools), the mean of 6 values (attention; one
-                # value with a one-key mask, exact, but its scores must not overflow
-                # float32 where the reference's float64 ones do not)
+                # roundings, or those after a convolution's 8 products (batch_norm: within
+                # (n + 6) eps, graphdsl/ops/layers.py), the window's taps and the division
+                # (adaptive pools), the mean of 6 values (attention; one value with a one-key
+                # mask, exact, but its scores must not overflow float32 where the
+                # reference's float64 ones do not)
                 "linear": 7, "linear_no_bias": 7, "batch_norm": 3, "batch_norm_nhwc": 3,
                 "batch_norm_conv": 14, "adaptive_avg_pool2d": 6,
                 "adaptive_avg_pool2d_divides": 6, "adaptive_avg_pool2d_global": 6,
@@ -353,15 +372,37 @@ CASES = _cases()
 SHAPE = (6, 4)
 
 
+# "operand types int8[6, 4], ... (in argument order)": every rule's error names the operand
+# types first, whatever it refuses; and "(at onnx_cases.py:41)"
+_OPERANDS = re.compile(r"operand types .*? \(in argument order\)|\(at [^)]*\)")
+
+
+def refuses_dtype(err: Exception, dt: DType) -> bool:
+    """Is ``err`` the DSL refusing ``dt`` for the op: an OpTypeError or PromotionError whose
+    message (past its list of operand types) names the dtype? Any other build failure (a
+    graph, literal or shape error, or a type error about something else, such as an op
+    with no Symbol operand built outside ``with graph:``) is a broken case, not a refusal."""
+    if not isinstance(err, (gd.OpTypeError, gd.PromotionError)):
+        return False
+    said = _OPERANDS.sub("", str(err))
+    return re.search(rf"(?<![\w]){re.escape(dt.name)}(?![\w])", said) is not None
+
+
 def build(op: str, dt: DType) -> gd.Graph | None:
-    """The one-op graph for (op, dtype), or None when the DSL does not accept the dtype."""
+    """The one-op graph for (op, dtype), or None when the DSL refuses the dtype for the op
+    (:func:`refuses_dtype`); any other build failure raises. Built inside ``with g:``: the
+    ops with no Symbol operand (range, dynamic_range, the random draws, a cast of a numpy
+    constant) build in the graph of the with block."""
     n, fn = CASES[op]
     shape = (4, 4) if op == "matmul" else SHAPE
     g = gd.Graph(f"{op}_{dt.name}", input_types=[gd.TensorType(dt, shape)] * n)
     try:
-        g.output(fn(g.inputs))
-    except (gd.OpTypeError, gd.PromotionError):
-        return None
+        with g:
+            g.output(fn(g.inputs))
+    except Exception as e:  # re-raised, with the case named, unless the dtype is refused
+        if refuses_dtype(e, dt):
+            return None
+        raise AssertionError(f"{op} on {dt.name}: the case does not build ({e})") from e
     return g
 
 
@@ -384,9 +425,11 @@ def flushed_subnormals(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 # Float sums and products depend on the order of accumulation; with +-max among the terms
-# a different (equally valid) order overflows. These ops get moderate finite extremes.
+# a different (equally valid) order overflows. These ops get moderate finite extremes (var
+# and std: their sums of x and of squares).
 ORDER_DEPENDENT = {"sum", "prod", "mean", "matmul", "softmax", *WINDOW_TERMS, "qmatmul",
-                   "qmatmul_blocked_zp"}  # fmt: skip
+                   "qmatmul_blocked_zp", "var", "std", "var_correction",
+                   "std_correction"}  # fmt: skip
 
 
 def special_values(dt: DType, moderate: bool = False) -> np.ndarray:
@@ -421,16 +464,19 @@ def inputs(g: gd.Graph, seed: int, moderate: bool = False) -> list[np.ndarray]:
     return out
 
 
-def ulp_close(got: np.ndarray, want: np.ndarray, dt: DType, ulps: float) -> np.ndarray:
-    """Elementwise: equal (NaN matching NaN), or within ``ulps`` units of ``dt``'s precision."""
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    with np.errstate(all="ignore"):
-        same = (g == w) | (np.isnan(g) & np.isnan(w))
-        eps = float(ml_dtypes.finfo(dt.np).eps) if dt.is_float else 0.0
-        tiny = float(ml_dtypes.finfo(dt.np).smallest_subnormal) if dt.is_float else 0.0
-        close = np.abs(g - w) <= ulps * (eps * np.abs(w) + tiny)
-    return np.asarray(same | (close & np.isfinite(w)))
+def case_inputs(g: gd.Graph, op: str, dt: DType) -> list[np.ndarray]:
+    """The inputs the matrix runs (op, dt)'s graph ``g`` on (scripts/probe_cuda.py too)."""
+    from norm_bounds import MOMENT_OPS, NORM_OPS
+
+    base_op = op.split("_all")[0]
+    # float accumulation order is free; integer sums and products are exact at any extreme
+    moderate = base_op in ORDER_DEPENDENT and (
+        dt.is_inexact or base_op == "mean" or op in WINDOW_TERMS
+    )
+    # the norms, var and std square their inputs in float32: finite extremes (int64's too)
+    # would overflow
+    moderate |= g.outputs[0].op in NORM_OPS | MOMENT_OPS
+    return inputs(g, seed=len(op) * 31 + list(DType).index(dt), moderate=moderate)
 
 
 def all_cases() -> list[tuple[str, DType]]:
@@ -445,6 +491,12 @@ def _max_cases() -> dict[str, tuple[int, Build]]:
     """The ops graphdsl.max added (issue 25): combining scatters (repeated indices), bottom_k,
     nonzero, rebind, slices and ranges with tensor bounds, fold."""
     i64 = np.int64
+
+    def bounds(d: DType) -> tuple[Any, ...]:
+        """start, stop, step: 2, -1, -4 (2, 5, 8 for the unsigned dtypes, whose literals
+        cannot be negative)"""
+        return tuple(i64(v) for v in ((2, 11, 3) if d.kind is gd.Kind.unsigned else (2, -7, -3)))
+
     cols = np.array([[1, -4, 3, 0], [3, 0, 0, 1]], i64)  # a column repeated: they combine
     rows = np.array([[4], [4], [0]], i64)
     ops: dict[str, tuple[int, Build]] = {}
@@ -459,23 +511,36 @@ def _max_cases() -> dict[str, tuple[int, Build]]:
     ops["nonzero"] = (1, lambda s: gd.ops.nonzero(s[0], "count"))
     ops["rebind"] = (1, lambda s: gd.ops.rebind(s[0], [6, "w"]))
     ops["dynamic_slice"] = (1, lambda s: gd.ops.dynamic_slice(s[0], 0, i64(1), i64(5), i64(2), "k"))
-    ops["dynamic_range"] = (1, lambda s: gd.ops.dynamic_range(i64(2), i64(-7), i64(-3), "k",
-                                                              dtype=s[0].dtype) + s[0][0, 0])
+    ops["dynamic_range"] = (
+        1,
+        lambda s: with_element(
+            gd.ops.dynamic_range(*bounds(s[0].dtype), "k", dtype=s[0].dtype), s[0]
+        ),
+    )
     ops["fold"] = (1, lambda s: gd.ops.fold(gd.ops.reshape(s[0], (1, 4, 6)), (3, 4), (2, 2)))
     # roi_align sampling each pixel once (half-pixel, one sample per bin of one pixel): the
     # image back, exactly (a NaN or inf beside a pixel makes it NaN in both: 0 * inf)
     whole = np.array([[0, 0, 0, 4, 6]], np.float32)
-    ops["roi_align"] = (1, lambda s: gd.ops.roi_align(
-        gd.ops.reshape(s[0], (1, 6, 4, 1)), gd.ops.cast(whole, s[0].dtype), 6, 4, 1.0, 1, True))
-    # random draws: the reference's and onnxruntime's differ (graphdsl/ops/random.py); what
-    # both must give exactly is that the draws are within bounds and not NaN
-    ops["random_uniform"] = (1, lambda s: gd.ops.greater_equal(
-        gd.ops.random_uniform(SHAPE, s[0].dtype, -1.0, 2.0, seed=3), -1.0) & (s[0] == s[0]))
-    ops["random_normal"] = (1, lambda s: gd.ops.is_nan(
-        gd.ops.random_normal(SHAPE, s[0].dtype, 0.0, 1.0, seed=5)) | (s[0] != s[0]))
+    ops["roi_align"] = (
+        1,
+        lambda s: gd.ops.roi_align(
+            gd.ops.reshape(s[0], (1, 6, 4, 1)), gd.ops.cast(whole, s[0].dtype), 6, 4, 1.0, 1, True
+        ),
+    )
+    # random draws, the draws themselves: the reference's and onnxruntime's values differ
+    # (graphdsl/ops/random.py); the matrix compares what both must give (RANDOM_DRAWS)
+    ops["random_uniform"] = (
+        1,
+        lambda s: gd.ops.random_uniform(SHAPE, s[0].dtype, -1.0, 2.0, seed=3),
+    )
+    ops["random_normal"] = (1, lambda s: gd.ops.random_normal(SHAPE, s[0].dtype, 0.0, 1.0, seed=5))
     return ops
 
 
 CASES.update(_max_cases())
+# The random draws: what onnxruntime's draws and the reference's must both be (their values
+# differ, element by element): of the graph's dtype and shape, finite, within [low, high]
+# (closed: rounding a draw below high to the dtype may give high), and not all one value.
+RANDOM_DRAWS = {"random_uniform": (-1.0, 2.0), "random_normal": (-np.inf, np.inf)}
 WINDOW_TERMS["fold"] = 4  # each output sums up to 4 block entries
 ORDER_DEPENDENT.add("fold")

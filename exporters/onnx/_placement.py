@@ -74,7 +74,8 @@ def kernel_key(node: onnx.NodeProto, types: dict[str, int]) -> tuple[str, list[s
         return "Cast", [f"{t(node.input[0])}->{NAME(_attr(node, 'to'))}"]
     if op in ("If", "Loop", "Scan"):  # the values they carry out
         return op, [t(o) for o in node.output]
-    key, first = op, node.input[0] if node.input else ""
+    # a node without inputs (RandomUniform, RandomNormal, Constant) is keyed by what it makes
+    key, first = op, node.input[0] if node.input else node.output[0]
     if op == "Mod" and _attr(node, "fmod", 0) == 1:
         key = "Mod_fmod"
     elif op == "Where":
