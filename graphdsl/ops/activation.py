@@ -294,11 +294,12 @@ def gelu(x: Operand, approximate: str = "none") -> Symbol:
     >>> x, = g.inputs
     >>> g.output(gd.ops.gelu(x), gd.ops.gelu(x, approximate="tanh"),
     ...          gd.ops.gelu(x, approximate="quick"))
-    >>> for r in gd.evaluate(g, {"x": np.array([1.0, -0.5, 3.0, -7.0], gd.float32.np)}):
-    ...     print(r)
-    [ 8.4134477e-01 -1.5426877e-01  2.9959502e+00 -8.9586880e-12]
-    [ 8.4119201e-01 -1.5428600e-01  2.9963627e+00 -2.3154423e-15]
-    [ 8.4579575e-01 -1.4961156e-01  2.9819286e+00 -4.6871697e-05]
+    >>> with np.printoptions(precision=3):  # 4 significant digits
+    ...     for r in gd.evaluate(g, {"x": np.array([1.0, -0.5, 3.0, -7.0], gd.float32.np)}):
+    ...         print(r)
+    [ 8.413e-01 -1.543e-01  2.996e+00 -8.959e-12]
+    [ 8.412e-01 -1.543e-01  2.996e+00 -2.315e-15]
+    [ 8.458e-01 -1.496e-01  2.982e+00 -4.687e-05]
     """
     return op("gelu", x, approximate=approximate)
 
