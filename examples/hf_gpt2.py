@@ -109,7 +109,8 @@ def torch_model(cfg: Config) -> Any:
 
     torch.manual_seed(0)
     hf_cfg = GPT2Config(**vars(cfg), bos_token_id=0, eos_token_id=0)
-    return HFModel(hf_cfg).eval()
+    model: Any = HFModel(hf_cfg)  # (transformers' eval() is untyped)
+    return model.eval()
 
 
 def random_state(model: nn.Module, seed: int = 0) -> dict[str, np.ndarray]:

@@ -91,6 +91,7 @@ def torch_model() -> Any:
     model = resnet18(weights=None)
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
+            assert m.running_mean is not None and m.running_var is not None  # (tracked)
             torch.nn.init.uniform_(m.running_mean, -0.2, 0.2)
             torch.nn.init.uniform_(m.running_var, 0.5, 2.0)
             torch.nn.init.uniform_(m.weight, 0.5, 1.5)
