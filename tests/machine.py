@@ -57,6 +57,20 @@ def blas_core() -> str:
     return "unknown (threadpoolctl not installed)"
 
 
+def numpy_simd() -> str:
+    """The instruction sets numpy's dispatch sees (it reads CPUID itself, as onnxruntime's
+    MLAS does: under qemu's user mode that is the emulated CPU, not /proc/cpuinfo's)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f  # numpy >= 2
+    except ImportError:
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as f  # numpy 1.x
+        except ImportError:
+            return "unknown"
+    names = ("SSE42", "AVX", "F16C", "FMA3", "AVX2", "AVX512F", "AVX512_SKX", "AVX512_SPR")
+    return " ".join(n for n in names if f.get(n)) or "baseline"
+
+
 def describe() -> str:
     """Lines naming the machine: CPU, flags present and absent, versions, BLAS core."""
     info = _cpuinfo()
@@ -76,7 +90,8 @@ def describe() -> str:
         f"machine: {cpu} ({ident}), {platform.machine()}, Python {platform.python_version()}",
         f"machine: kernel flags: {' '.join(present) or 'none'}; "
         f"absent: {' '.join(absent) or 'none'}",
-        f"machine: {', '.join(versions)}; numpy BLAS: {blas_core()}",
+        f"machine: {', '.join(versions)}; numpy BLAS: {blas_core()}; numpy SIMD (CPUID): "
+        f"{numpy_simd()}",
     ])  # fmt: skip
 
 
