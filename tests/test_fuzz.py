@@ -3,10 +3,17 @@ onnxruntime (``exporters.onnx.export`` + ``run``) and ``onnx.reference.Reference
 on the exported model; dtypes, shapes and values (see tests/fuzz_graphs.py for the graphs,
 the inputs and how outputs are compared).
 
-Where the ReferenceEvaluator cannot run a model at all (a kernel it lacks), or disagrees
-through a known deviation of its own (its MatMul uses np.dot, which skips 0 * inf terms), the
-reason is recorded, that graph is compared on the other two backends only, and the test
-asserts such graphs stay a small fraction of the run. Nothing is skipped silently.
+Every value no later node reads is an output, so every op drawn is compared: the summary
+counts the ops run (their nodes reach an output), and the default run asserts every op of
+the generator runs (the few its random graphs leave out by chance in graphs drawn for
+them); each op also runs in every graph of its own in test_every_op_agrees_on_three_backends.
+
+Where the ReferenceEvaluator cannot run a model at all (a kernel it lacks), its outputs are
+left out; where an output disagrees through a known deviation of its own (its Pow computes
+x ** 0.5 as sqrt, ...), it is excused only if it depends on a node meeting that deviation:
+that output is compared on the other two backends only, the graph's other outputs on all
+three. The reasons are recorded, and the test asserts such outputs stay a small fraction
+of the run. Nothing is skipped silently.
 
 The normal suite runs a fixed-seed set of 300 graphs (``derandomize=True``). Long mode::
 
@@ -37,8 +44,10 @@ from backend import export, run
 from fuzz_graphs import (
     ALL_DTYPES,
     FAMILY,
+    STEP_OPS,
     FuzzCase,
     Tol,
+    ancestors,
     compare,
     fuzz_cases,
     intermediates,
@@ -57,8 +66,15 @@ SEED = os.environ.get("GRAPHDSL_FUZZ_SEED")
 PROGRESS_EVERY = 500
 # exact float outputs agree bit for bit, the sign of zero included
 ZERO_SIGN = True
-# ReferenceEvaluator gaps may cost at most this fraction of the three-way comparisons
+# ReferenceEvaluator gaps may cost at most this fraction of the outputs' three-way comparisons
 MAX_REFERENCE_GAPS = 0.05
+# ops the default run need not run (each runs in every graph of its own in
+# test_every_op_agrees_on_three_backends): none
+NOT_EVERY_RUN: frozenset[str] = frozenset()
+# graphs drawn for each op the default run's random graphs left out (they hold some 190
+# distinct op sequences: a few ops are left out by chance), and at most how many such ops
+TOP_UP = 2
+MAX_TOPPED_UP = 8
 
 
 @dataclass
@@ -66,8 +82,12 @@ class Stats:
     graphs: int = 0
     outputs: int = 0
     approximate_outputs: int = 0
+    # outputs the ReferenceEvaluator was left out of, by reason, and the graphs with any
     reference_gaps: Counter[str] = field(default_factory=Counter)
+    gap_graphs: int = 0
+    # the ops run (their nodes reach an output: FuzzCase.executed), and the ops built
     ops: Counter[str] = field(default_factory=Counter)
+    built: Counter[str] = field(default_factory=Counter)
     policies: Counter[str] = field(default_factory=Counter)
     dtypes: Counter[str] = field(default_factory=Counter)
     # graphs with a symbolic dimension, by the sizes bound to it (first run, then the rerun)
@@ -76,11 +96,16 @@ class Stats:
 
     def summary(self) -> str:
         gaps = sum(self.reference_gaps.values())
+        built, ran = sum(self.built.values()), sum(self.ops.values())
+        never = sorted(set(STEP_OPS) - set(self.ops))
         lines = [
             f"{self.graphs} graphs, {self.outputs} outputs ({self.approximate_outputs} "
             f"compared within a tolerance) in {time.monotonic() - self.started:.1f} s",
-            f"ReferenceEvaluator left out of {gaps} comparisons: {dict(self.reference_gaps)}",
-            f"ops: {dict(sorted(self.ops.items()))}",
+            f"ReferenceEvaluator left out of {gaps} output comparisons in {self.gap_graphs} "
+            f"graphs: {dict(self.reference_gaps)}",
+            f"ops built {built}, run {ran} ({ran / max(built, 1):.0%}: their nodes reach an "
+            f"output); of the {len(set(STEP_OPS))} ops drawn, never run: {never}",
+            f"ops run: {dict(sorted(self.ops.items()))}",
             f"policies: {dict(sorted(self.policies.items()))}",
             f"dtypes: {dict(sorted(self.dtypes.items()))}",
             f"symbolic graphs by bound sizes (first, rerun): {dict(sorted(self.bindings.items()))}",
@@ -88,9 +113,9 @@ class Stats:
         return "\n".join(lines)
 
 
-def reference_evaluator(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> (
-    tuple[list[np.ndarray], None] | tuple[None, str]
-):
+def reference_evaluator(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray]
+) -> tuple[list[np.ndarray], None] | tuple[None, str]:
     """Outputs of onnx's ReferenceEvaluator, or (None, why it cannot run this model)."""
     try:
         sess = ReferenceEvaluator(model)
@@ -108,8 +133,9 @@ def reference_evaluator(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -
 BLAS_ZERO_SKIP = "ReferenceEvaluator MatMul uses np.dot, which skips 0 * inf/NaN terms"
 
 
-def _blas_zero_skip(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
-    """Does np.dot differ from np.matmul on the operands of a float matmul in ``g``?"""
+def _blas_zero_skip(g: gd.Graph, env: dict[int, np.ndarray]) -> set[int]:
+    """The float matmuls of ``g`` on whose operands np.dot differs from np.matmul."""
+    hit = set()
     for node in g.used():
         if node.op != "matmul" or not node.in_dtypes[0].is_float:
             continue
@@ -118,8 +144,8 @@ def _blas_zero_skip(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
         if a.ndim <= 2 and b.ndim <= 2:
             with np.errstate(all="ignore"):
                 if not np.array_equal(np.dot(a, b), np.matmul(a, b), equal_nan=True):
-                    return True
-    return False
+                    hit.add(id(node))
+    return hit
 
 
 # onnx.reference's Pow calls np.power, which computes a scalar exponent of 0.5 as sqrt:
@@ -127,14 +153,15 @@ def _blas_zero_skip(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
 NUMPY_SQRT_POW = "ReferenceEvaluator Pow is np.power, which computes x ** 0.5 as sqrt"
 
 
-def _numpy_sqrt_pow(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
-    """Does ``g`` raise floats to a one-element exponent of 0.5?"""
+def _numpy_sqrt_pow(g: gd.Graph, env: dict[int, np.ndarray]) -> set[int]:
+    """The pows of ``g`` raising floats to a one-element exponent of 0.5."""
+    hit = set()
     for node in g.used():
         if node.op == "pow" and node.in_dtypes[0].is_float:
             e = env.get(id(node.inputs[1]))
             if e is not None and np.size(e) == 1 and float(np.asarray(e).reshape(-1)[0]) == 0.5:
-                return True
-    return False
+                hit.add(id(node))
+    return hit
 
 
 # onnx.reference's LogSoftmax is log(Softmax(x)): -inf (or a rounded log of a subnormal)
@@ -144,15 +171,16 @@ def _numpy_sqrt_pow(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
 LOG_OF_SOFTMAX = "ReferenceEvaluator LogSoftmax is log(Softmax(x)), -inf where it underflows"
 
 
-def _log_of_softmax(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
-    """Does a float32 LogSoftmax in ``g`` give a finite value whose exp is not normal?"""
+def _log_of_softmax(g: gd.Graph, env: dict[int, np.ndarray]) -> set[int]:
+    """The float32 LogSoftmaxes of ``g`` giving a finite value whose exp is not normal."""
     low = float(np.log(np.finfo(np.float32).tiny))
+    hit = set()
     for node in g.used():
         if node.op == "logsoftmax" and node.in_dtypes[0] is not gd.float64:
             r = np.asarray(env[id(node)]).astype(np.float64)
             if np.any(np.isfinite(r) & (r < low)):
-                return True
-    return False
+                hit.add(id(node))
+    return hit
 
 
 # onnx.reference's QuantizeLinear converts round(x / scale) to int32 before it saturates
@@ -162,9 +190,10 @@ def _log_of_softmax(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
 QUANTIZE_INT32 = "ReferenceEvaluator QuantizeLinear wraps through int32, divides float16 in float16"
 
 
-def _quantize_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
-    """Does onnx.reference's QuantizeLinear, run alone on the operands of a quantize of
-    ``g``, give other values than the reference?"""
+def _quantize_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> set[int]:
+    """The quantizes of ``g`` where onnx.reference's QuantizeLinear, run alone on their
+    operands, gives other values than the reference."""
+    hit = set()
     for node in g.used():
         if node.op != "quantize":
             continue
@@ -176,8 +205,8 @@ def _quantize_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> bool:
         one.output(gd.ops.quantize(*one.inputs, **attrs))
         got, _ = reference_evaluator(export(one), {f"input{k}": a for k, a in enumerate(args)})
         if got is not None and not np.array_equal(got[0], env[id(node)]):
-            return True
-    return False
+            hit.add(id(node))
+    return hit
 
 
 # onnx.reference's Conv dilates its kernel by inserting zeros between the taps, and its Resize
@@ -193,28 +222,94 @@ EMPTY_WINDOWS = "ReferenceEvaluator Conv/ConvTranspose/pools on an empty value"
 _WINDOWED = ("conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d")
 
 
-def _vision_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> str | None:
-    """The ReferenceEvaluator deviation a vision op of ``g`` meets, if any."""
+def _vision_gap(g: gd.Graph, env: dict[int, np.ndarray]) -> dict[str, set[int]]:
+    """The vision ops of ``g`` by the ReferenceEvaluator deviation each meets."""
+    hit: dict[str, set[int]] = {EMPTY_WINDOWS: set(), MAXPOOL_PADS: set(), ZERO_TAPS: set()}
     for node in g.used():
         if node.op in _WINDOWED and env[id(node.inputs[0])].size == 0:
-            return EMPTY_WINDOWS
+            hit[EMPTY_WINDOWS].add(id(node))
+            continue
         if node.op == "max_pool2d" and (
             len(set(node.attrs["padding"])) > 1 or node.attrs["ceil_mode"]
         ):
-            return MAXPOOL_PADS
+            hit[MAXPOOL_PADS].add(id(node))
+            continue
         dilated = node.op in _WINDOWED[:3] and any(d > 1 for d in node.attrs["dilation"])
         if (dilated or node.op == "resize") and node.in_dtypes[0].is_float:
             for i, d in zip(node.inputs, node.in_dtypes, strict=True):
                 with np.errstate(all="ignore"):
                     v = cast_array(env[id(i)], d).astype(np.float64)
                 if not np.isfinite(v).all() or (np.signbit(v) & (v == 0)).any():
-                    return ZERO_TAPS
-    return None
+                    hit[ZERO_TAPS].add(id(node))
+    return hit
+
+
+# its AveragePool marks the padding with NaN and averages with np.nanmean where padding is
+# not counted (count_include_pad=0): a NaN in a window is left out, (NaN, 2.25) gives 2.25
+# (measured on onnx 1.23; onnxruntime and the reference give NaN)
+AVGPOOL_NAN = "ReferenceEvaluator AveragePool (count_include_pad=0) leaves NaN out of a window"
+
+
+def _avgpool_nan(g: gd.Graph, model: onnx.ModelProto, env: dict[int, np.ndarray]) -> set[int]:
+    """The average pools of ``g`` over a NaN, where ``model`` has an AveragePool that does
+    not count its padding."""
+    uncounted = any(
+        n.op_type == "AveragePool"
+        and not any(a.name == "count_include_pad" and a.i for a in n.attribute)
+        for n in _nodes(model)
+    )
+    if not uncounted:
+        return set()
+    hit = set()
+    for node in g.used():
+        if node.op in ("avg_pool2d", "adaptive_avg_pool2d") and node.in_dtypes[0].is_float:
+            with np.errstate(all="ignore"):
+                v = cast_array(env[id(node.inputs[0])], node.in_dtypes[0]).astype(np.float64)
+            if np.isnan(v).any():
+                hit.add(id(node))
+    return hit
 
 
 def _nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
     """The nodes of ``model``'s graph and of its local functions."""
     return [*model.graph.node, *(n for f in model.functions for n in f.node)]
+
+
+def _inner(node: onnx.NodeProto, functions: dict[str, onnx.FunctionProto]) -> list[onnx.NodeProto]:
+    """``node`` and the nodes it runs: those of its subgraphs (If, Loop) and of the local
+    function it calls, recursively."""
+    out = [node]
+    for a in node.attribute:
+        for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+            for n in sub.node:
+                out += _inner(n, functions)
+    f = functions.get(node.op_type)
+    if f is not None and node.domain == f.domain:
+        for n in f.node:
+            out += _inner(n, functions)
+    return out
+
+
+def _model_needs(model: onnx.ModelProto) -> list[list[onnx.NodeProto]]:
+    """For each output of ``model``, the nodes it needs: the main graph's nodes it depends on
+    (a subgraph's reads from around it included), with the nodes each runs (:func:`_inner`)."""
+    functions = {f.name: f for f in model.functions}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    needs = []
+    for out in model.graph.output:
+        seen: set[int] = set()
+        nodes: list[onnx.NodeProto] = []
+        stack = [out.name]
+        while stack:
+            n = producer.get(stack.pop())
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            inner = _inner(n, functions)
+            nodes += inner
+            stack += [i for m in inner for i in m.input]  # (a subgraph's outer reads too)
+        needs.append(nodes)
+    return needs
 
 
 # onnx.reference's GatherElements returns an empty 1-D array for empty indices, whatever
@@ -223,11 +318,13 @@ def _nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 EMPTY_GATHER = "ReferenceEvaluator GatherElements gives shape (0,) for empty indices"
 
 
-def _empty_gather(model: onnx.ModelProto, want: list[np.ndarray], got: list[np.ndarray]) -> bool:
-    """Does ``model`` have a GatherElements, and an output that is empty in the reference and
-    of another shape in ``got``?"""
-    return any(n.op_type == "GatherElements" for n in _nodes(model)) and any(
-        w.size == 0 and o.shape != w.shape for w, o in zip(want, got, strict=True)
+def _empty_gather(
+    needs: list[onnx.NodeProto], needed: set[int], env: dict[int, np.ndarray]
+) -> bool:
+    """Does an output that needs the model ``needs`` and the graph's nodes ``needed`` go
+    through a GatherElements and an empty value?"""
+    return any(n.op_type == "GatherElements" for n in needs) and any(
+        np.size(env[i]) == 0 for i in needed if i in env
     )
 
 
@@ -238,28 +335,60 @@ REDUCING_SCATTER = "ReferenceEvaluator ScatterElements mul and ScatterND max/min
 _WRONG_REDUCTIONS = {"ScatterElements": {b"mul"}, "ScatterND": {b"max", b"min"}}
 
 
-def _reducing_scatter(model: onnx.ModelProto) -> bool:
-    """Is onnx older than 1.23, and does ``model`` scatter with a reduction it gets wrong?"""
+def _reducing_scatter(needs: list[onnx.NodeProto]) -> bool:
+    """Is onnx older than 1.23, and do the model's nodes ``needs`` scatter with a reduction
+    it gets wrong?"""
     if tuple(int(p) for p in onnx.__version__.split(".")[:2]) >= (1, 23):
         return False
     return any(
         a.name == "reduction" and a.s in _WRONG_REDUCTIONS.get(n.op_type, ())
-        for n in _nodes(model)
+        for n in needs
         for a in n.attribute
     )
 
 
+def _excuses(
+    g: gd.Graph, model: onnx.ModelProto, env: dict[int, np.ndarray], outputs: set[int]
+) -> dict[int, str]:
+    """The known ReferenceEvaluator deviations that may move ``outputs`` (indices): each
+    output that depends on a node meeting one, with its reason. An output whose value does
+    not depend on such a node is excused by none (it is compared all the same)."""
+    hits = {
+        BLAS_ZERO_SKIP: _blas_zero_skip(g, env),
+        NUMPY_SQRT_POW: _numpy_sqrt_pow(g, env),
+        **_vision_gap(g, env),
+        LOG_OF_SOFTMAX: _log_of_softmax(g, env),
+        QUANTIZE_INT32: _quantize_gap(g, env),
+        AVGPOOL_NAN: _avgpool_nan(g, model, env),
+    }
+    needs = _model_needs(model)
+    if len(needs) != len(g.outputs):  # (not one model output per graph output: any may need all)
+        needs = [_nodes(model)] * len(g.outputs)
+    found = {}
+    for k in sorted(outputs):
+        needed = ancestors([g.outputs[k]])
+        why = next((w for w, ids in hits.items() if ids & needed), None)
+        if why is None and _empty_gather(needs[k], needed, env):
+            why = EMPTY_GATHER
+        if why is None and _reducing_scatter(needs[k]):
+            why = REDUCING_SCATTER
+        if why is not None:
+            found[k] = why
+    return found
+
+
 def _disagreements(
     g: gd.Graph, want: list[np.ndarray], got: list[np.ndarray], tols: dict[int, Tol], name: str
-) -> list[str]:
-    """What differs between ``got`` (from backend ``name``) and the reference ``want``."""
+) -> dict[int | None, str]:
+    """What differs between ``got`` (from backend ``name``) and the reference ``want``, by
+    output index (None: the outputs as a whole)."""
     if len(got) != len(want):
-        return [f"{name} gave {len(got)} outputs, the reference {len(want)}"]
-    problems = []
+        return {None: f"{name} gave {len(got)} outputs, the reference {len(want)}"}
+    problems: dict[int | None, str] = {}
     for k, (out, w, o) in enumerate(zip(g.outputs, want, got, strict=True)):
         msg = compare(o, w, out.dtype, tols[id(out)], zero_sign=ZERO_SIGN)
         if msg:
-            problems.append(f"output {k} ({out.type}) on {name}: {msg}")
+            problems[k] = f"output {k} ({out.type}) on {name}: {msg}"
     return problems
 
 
@@ -302,48 +431,43 @@ def check_case(case: FuzzCase, stats: Stats | None = None, path: str | None = No
     tols = tolerances(g, env)
     model = export(g, path, check="full")
     runnable = model if path is None else path
-    problems += _disagreements(g, want, run(runnable, inputs), tols, "onnxruntime")
-    got_ref, gap = reference_evaluator(model, inputs)
-    if got_ref is not None:
+    problems += _disagreements(g, want, run(runnable, inputs), tols, "onnxruntime").values()
+    got_ref, failed = reference_evaluator(model, inputs)
+    gaps: Counter[str] = Counter()
+    if got_ref is None:  # it cannot run the model at all: every output left out
+        gaps[str(failed)] += len(g.outputs)
+    else:
         ref_problems = _disagreements(g, want, got_ref, tols, "ReferenceEvaluator")
-        if ref_problems and _blas_zero_skip(g, env):
-            gap = BLAS_ZERO_SKIP  # a known ReferenceEvaluator deviation, counted as a gap
-        elif ref_problems and _numpy_sqrt_pow(g, env):
-            gap = NUMPY_SQRT_POW
-        elif ref_problems and _vision_gap(g, env):
-            gap = _vision_gap(g, env)
-        elif ref_problems and _log_of_softmax(g, env):
-            gap = LOG_OF_SOFTMAX
-        elif ref_problems and _quantize_gap(g, env):
-            gap = QUANTIZE_INT32
-        elif ref_problems and _empty_gather(model, want, got_ref):
-            gap = EMPTY_GATHER
-        elif ref_problems and _reducing_scatter(model):
-            gap = REDUCING_SCATTER
-        else:
-            problems += ref_problems
+        mismatched = {k for k in ref_problems if k is not None}
+        excused = _excuses(g, model, env, mismatched) if mismatched else {}
+        for k, msg in ref_problems.items():
+            if k is not None and k in excused:  # a known deviation of its own, on this output
+                gaps[excused[k]] += 1
+            else:
+                problems.append(msg)
     if case.rebound is not None:
         again = gd.evaluate(g, case.rebound)
         problems += [f"rebound: {p}" for p in _shape_problems(g, case.rebound, again)]
         tols2 = tolerances(g, intermediates(g, case.rebound))
         got2 = run(runnable, case.rebound)  # the same session, other sizes
-        problems += _disagreements(g, again, got2, tols2, "onnxruntime (rebound)")
+        problems += _disagreements(g, again, got2, tols2, "onnxruntime (rebound)").values()
     if stats is not None:
         stats.graphs += 1
         stats.outputs += len(want)
         stats.approximate_outputs += sum(not tols[id(o)].exact for o in g.outputs)
-        if gap is not None:
-            stats.reference_gaps[gap] += 1
-        stats.ops.update(case.ops)
+        stats.reference_gaps.update(gaps)
+        stats.gap_graphs += bool(gaps)
+        stats.built.update(case.ops)
+        stats.ops.update(case.executed())
         stats.policies[g.policy.name] += 1
-        stats.dtypes.update(s.dtype.name for s in g.nodes)
+        stats.dtypes.update(s.dtype.name for s in g.used())  # (what the outputs need)
         if case.rebound is not None:
             sizes = f"{_bound_sizes(g, inputs)}->{_bound_sizes(g, case.rebound)}"
             stats.bindings[sizes] += 1
         if EXAMPLES > PROGRESS_EVERY and stats.graphs % PROGRESS_EVERY == 0:
-            gaps = sum(stats.reference_gaps.values())
+            n_gaps = sum(stats.reference_gaps.values())
             elapsed = time.monotonic() - stats.started
-            print(f"fuzz: {stats.graphs}/{EXAMPLES} graphs, {gaps} ReferenceEvaluator gaps, "
+            print(f"fuzz: {stats.graphs}/{EXAMPLES} graphs, {n_gaps} ReferenceEvaluator gaps, "
                   f"{elapsed:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
     return problems
 
@@ -367,17 +491,28 @@ def test_random_graphs_agree_on_three_backends(tmp_path: Path) -> None:
     if SEED is not None:
         check = seed(int(SEED))(check)
     check()
-    if EXAMPLES > PROGRESS_EVERY:
-        print(stats.summary(), file=sys.stderr)
     assert stats.graphs >= EXAMPLES
+    # the ops the random graphs did not run (hypothesis draws an op sequence again in the
+    # examples it mutates from another: 300 graphs hold some 190, and leave a few ops out by
+    # chance), each the first op of a few graphs more
+    topped = sorted(set(STEP_OPS) - set(stats.ops) - NOT_EVERY_RUN)
+    topped = topped if EXAMPLES >= COVERAGE_FROM else []
+    for op in topped:
+        _first_op_run(op, stats, path, TOP_UP)
+    print(stats.summary() + f"\nops run in graphs drawn for them: {topped}", file=sys.stderr)
     gaps = sum(stats.reference_gaps.values())
-    assert gaps <= MAX_REFERENCE_GAPS * stats.graphs, (
-        f"the ReferenceEvaluator was left out of {gaps} of {stats.graphs} comparisons: "
+    assert gaps <= MAX_REFERENCE_GAPS * stats.outputs, (
+        f"the ReferenceEvaluator was left out of {gaps} of {stats.outputs} output comparisons: "
         f"{dict(stats.reference_gaps)}"
     )
     if EXAMPLES < COVERAGE_FROM:  # a short run (a GPU smoke run of a few graphs a seed) checks
         return  # agreement only: a handful of draws need not reach every policy and dtype
-    # the generator reaches every policy and every dtype (and every op: the test below)
+    # the generator runs every op (its node reaches an output: compared on three backends;
+    # each op alone in the test below too), most of them in its random graphs, and reaches
+    # every policy and every dtype
+    never = set(STEP_OPS) - set(stats.ops) - NOT_EVERY_RUN
+    assert not never, f"ops never run: {sorted(never)}\n{stats.summary()}"
+    assert len(topped) <= MAX_TOPPED_UP, f"ops the random graphs left out: {topped}"
     assert set(stats.policies) == set(gd.policy_names())
     wanted = {d.name for d in ALL_DTYPES}
     assert wanted <= set(stats.dtypes), f"dtypes never drawn: {sorted(wanted - set(stats.dtypes))}"
@@ -387,24 +522,30 @@ def test_random_graphs_agree_on_three_backends(tmp_path: Path) -> None:
     assert symbolic >= stats.graphs // 10 and empty >= symbolic // 10, stats.summary()
 
 
-@pytest.mark.parametrize("op", sorted(set(FAMILY) - {"implicit_cast"}))  # (it builds casts)
-def test_every_op_agrees_on_three_backends(op: str, tmp_path: Path) -> None:
-    """Each op of the catalogue, as the first step of a few random graphs: coverage by
-    construction (hypothesis's draws reach an op late in a long list a few times in 300
-    graphs, or not at all when other cases use up its data)."""
-    stats = Stats()
-    path = str(tmp_path / "fuzz.onnx")
+def _first_op_run(op: str, stats: Stats, path: str, examples: int) -> None:
+    """Run ``examples`` random graphs whose first step builds ``op`` three ways; each must
+    run it (its node reaches an output)."""
 
-    @settings(max_examples=5, derandomize=True, deadline=None, database=None,
+    @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.filter_too_much])  # fmt: skip
     @given(fuzz_cases(first_op=op))
     def check(case: FuzzCase) -> None:
+        assert op in case.executed(), f"{op} does not reach an output:\n{case.code}"
         problems = check_case(case, stats, path)
         assert not problems, "backends disagree:\n" + "\n".join(problems) + "\n" + case.code
 
     check()
-    assert stats.ops[op] >= 1, f"no graph with {op} could be built: {stats.summary()}"
+
+
+@pytest.mark.parametrize("op", sorted(FAMILY))
+def test_every_op_agrees_on_three_backends(op: str, tmp_path: Path) -> None:
+    """Each op of the catalogue, as the first step of a few random graphs, in each of which
+    it reaches an output: coverage by construction (hypothesis's draws reach an op late in a
+    long list a few times in 300 graphs, or not at all when other cases use up its data)."""
+    stats = Stats()
+    _first_op_run(op, stats, str(tmp_path / "fuzz.onnx"), 5)
+    assert stats.graphs == 5 and stats.ops[op] >= 5, f"{op}: {stats.summary()}"
 
 
 def test_the_fuzz_families_cover_the_catalogue() -> None:
