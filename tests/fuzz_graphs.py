@@ -1448,11 +1448,7 @@ def _vision_step(b: _Builder, op: str) -> None:
         more: dict[str, Any] = {"stride": stride, "dilation": dilation, "padding": padding,
                                 "ceil_mode": b.chance(0.4), **layout}  # fmt: skip
         if op == "avg_pool2d":
-            # (not with a ceil-mode window past an input without padding: onnxruntime counts
-            # that window's missing elements in the divisor, an open bug pinned as xfail in
-            # tests/test_fuzz_regressions.py)
-            ceil_unpadded = more["ceil_mode"] and not any(padding)
-            more["count_boundary"] = b.chance(0.5) and not ceil_unpadded
+            more["count_boundary"] = b.chance(0.5)
         call = ", ".join(f"{k}={v!r}" for k, v in more.items())
         fn = getattr(gd.ops, op)
         _add_built(b, op, fn(x, kernel, **more), f"gd.ops.{op}({xcode}, {kernel!r}, {call})")

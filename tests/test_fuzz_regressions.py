@@ -287,14 +287,12 @@ def test_a_convolution_over_an_empty_spatial_axis_runs(conv: str, dt: gd.DType) 
     assert compare(got[0], want[0], g.outputs[0].dtype, zero_sign=True) is None
 
 
-# Open (found by a fuzz run with GRAPHDSL_FUZZ_SEED=1 once every sink was an output): an
-# average pool counting the boundary (count_boundary=True) in ceil mode, without padding,
-# whose last window reaches past the input: the reference divides by the elements the
-# window covers (no padding: none of it counted), onnxruntime by the whole kernel (the
-# export's AveragePool count_include_pad=1 counts the ceil-mode extension; the explicit
-# padding it makes for that case needs padding at the start: exporters/onnx/_lower/vision.py
-# `_avg_pool`). tests/fuzz_graphs.py draws no such pool meanwhile.
-@pytest.mark.xfail(strict=True, reason="open: count_boundary counts a ceil-mode extension")
+# Found by a fuzz run with GRAPHDSL_FUZZ_SEED=1 once every sink was an output: an average
+# pool counting the boundary (count_boundary=True) in ceil mode, without padding, whose last
+# window reaches past the input: the reference divides by the elements the window covers
+# (no padding: none of it counted); the export divided by the whole kernel (AveragePool's
+# count_include_pad=1 counts the ceil-mode extension): exporters/onnx/_lower/vision.py
+# `_avg_pool` now makes that case count_include_pad=0 too.
 @pytest.mark.parametrize("dt", [gd.float16, gd.float32])
 def test_a_ceil_mode_average_pool_without_padding_counts_no_extension(dt: gd.DType) -> None:
     g = gd.Graph("pool", input_types={"x": gd.TensorType(dt, (1, 1, 3, 1))})

@@ -471,13 +471,14 @@ def _avg_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # onnxruntime counts the pads attribute's elements in the divisor (count_include_pad=1)
     # also where a ceil-mode window reaches past the padding, which the reference never
     # counts: there the padding is made explicit zeros (counted as elements) and only the
-    # extra end padding stays an attribute, uncounted (count_include_pad=0)
+    # extra end padding stays an attribute, uncounted (count_include_pad=0); without padding
+    # (lo all 0) nothing is counted but the input's elements
     extra = [h - p for h, p in zip(hi, lo, strict=True)]
-    explicit = boundary and any(extra) and any(lo)
+    explicit = boundary and any(extra)
     attr_lo, attr_hi = ([0, 0], extra) if explicit else (lo, hi)
     if cd is not None and _fits(kernel, attr_lo, attr_hi):
         xc = b.cast(x, cd)
-        if explicit:
+        if explicit and any(lo):
             xc = b.node("Pad", [xc.name, b.int64s(_pads([0, 0, *lo], [0, 0, *lo]))], cd)
         r = b.node("AveragePool", [xc.name], cd, kernel_shape=kernel, strides=strides,
                    dilations=dils, pads=_pads(attr_lo, attr_hi),
