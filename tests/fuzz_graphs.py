@@ -1590,14 +1590,7 @@ def _norm_step(b: _Builder, op: str) -> None:
 
     def fits(v: _Value) -> bool:
         shape = v.sym.shape
-        # (not a group_norm of rank 4 or more over an empty last axis: its export does not
-        # load, an open bug pinned as xfail in tests/test_fuzz_regressions.py)
-        empty_last = op == "group_norm" and len(shape) >= 4 and shape[-1] == 0
-        return (
-            len(shape) >= (2 if op == "group_norm" else 1)
-            and isinstance(shape[axis], int)
-            and not empty_last
-        )
+        return len(shape) >= (2 if op == "group_norm" else 1) and isinstance(shape[axis], int)
 
     a = b.value(exact=True, where=fits, prefer=_float_value)
     if a is None:

@@ -161,7 +161,10 @@ def _group_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> 
     epsilon = float(node.attrs["epsilon"])
     spatial = [int(d) if isinstance(d, int) else -1 for d in shape[2:]]
     rest = -1 if -1 in spatial else int(shape[1]) // groups * int(np.prod(spatial))
-    if _kernel(b, f, rest):
+    if rest == 0:  # an empty group (a static 0 among C // groups and the spatial sizes): an
+        # empty result, and no Reshape (its 0 would mean "copy that dimension")
+        z = x
+    elif _kernel(b, f, rest):
         # every size but N static and positive: Reshape's 0 keeps N (allowzero=0)
         grouped = b.node("Reshape", [x.name, b.int64s([0, groups, rest])], f)
         ones = b.node("Expand", [b.scalar(1.0, f).name, b.int64s([rest])], f)
