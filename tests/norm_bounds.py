@@ -94,17 +94,32 @@ def _rows(x: np.ndarray, op: str, attrs: Mapping[str, Any]) -> np.ndarray:
     return x.reshape(n, groups, x.size // (n * groups) if n else 0)
 
 
+class _Units(NamedTuple):
+    """The result dtype, the reference in float64, and the compute dtype's unit roundoff u,
+    smallest subnormal s and float32's largest value."""
+
+    out: DType
+    ref: np.ndarray
+    u: float
+    s: float
+    big: float
+
+
+def _units(reference: np.ndarray) -> _Units:
+    out = gd.dtype(np.asarray(reference).dtype)
+    f = _compute(out)
+    return _Units(out, np.asarray(reference).astype(np.float64), float(np.finfo(f.np).eps) / 2,
+                  float(np.finfo(f.np).smallest_subnormal),
+                  float(np.finfo(np.float32).max))  # fmt: skip
+
+
 def bound(
     op: str, attrs: Mapping[str, Any], operands: Sequence[np.ndarray], reference: np.ndarray
 ) -> Bound:
     """The bound for one node of ``op`` (NORM_OPS or GELU_OPS) on ``operands`` (the values in
     the node's operand dtypes), whose reference result is ``reference``."""
-    out = gd.dtype(np.asarray(reference).dtype)
-    ref = np.asarray(reference).astype(np.float64)
+    out, ref, u, s, big = _units(reference)
     f = _compute(out)
-    u = float(np.finfo(f.np).eps) / 2
-    s = float(np.finfo(f.np).smallest_subnormal)
-    big = float(np.finfo(np.float32).max)
     args = [np.asarray(a).astype(np.float64) for a in operands]
     with np.errstate(all="ignore"):
         if op == "gelu":
@@ -190,12 +205,8 @@ def moment_bound(op: str, attrs: Mapping[str, Any], x: np.ndarray, reference: np
     ``attrs["axis"]`` with ``attrs["correction"]``, whose reference result is ``reference``
     (see the module). ``overflows``: a finite slice whose squares or sums may overflow in
     float32 (the bound does not hold there)."""
-    out = gd.dtype(np.asarray(reference).dtype)
-    ref = np.asarray(reference).astype(np.float64)
+    out, ref, u, s, big = _units(reference)
     f = _compute(out)
-    u = float(np.finfo(f.np).eps) / 2
-    s = float(np.finfo(f.np).smallest_subnormal)
-    big = float(np.finfo(np.float32).max)
     axes = tuple(int(a) for a in attrs["axis"])
     x = np.asarray(x).astype(np.float64)
     n = int(np.prod([x.shape[a] for a in axes])) if axes else 1

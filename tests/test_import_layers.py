@@ -15,9 +15,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("graphdsl", "exporters")
+from test_layers import modules  # (the modules of graphdsl and exporters, by dotted name)
 
 # (importer, imported) -> why this edge, which closes a circle, stays; it must be type-only
 ALLOWED: dict[tuple[str, str], str] = {
@@ -30,16 +28,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the same shape)"
     ),
 }
-
-
-def modules() -> dict[str, Path]:
-    found = {}
-    for pkg in PACKAGES:
-        for f in sorted((ROOT / pkg).rglob("*.py")):
-            parts = f.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            found[name] = f
-    return found
 
 
 def _type_checking_block(node: ast.AST) -> bool:
