@@ -341,6 +341,57 @@ def test_buffers_are_state_threaded_through_the_graph() -> None:
             same(outs[2], state_out)  # fed back as the next run's state
 
 
+@pytest.mark.parametrize(
+    "index",
+    [(1,), (-1, slice(None, None, -2)), (slice(1, 4, 2), Ellipsis, 2), (None, 0, slice(4, 0, -3)),
+     (Ellipsis,), (slice(5, 9),), (slice(None), slice(3, 1)), (2, None, 4, -3), (Ellipsis, None),
+     (np.int64(3), slice(-2, None))],
+)  # fmt: skip
+def test_buffer_store_slice_stores_as_numpy_assigns(index: tuple[object, ...]) -> None:
+    """``buffer[index] = source`` for ints, slices (steps, negatives, empty), ``...`` and
+    None, as numpy's assignment (the positions are computed in the graph: issue 30)."""
+    dims = (4, 5, 3)
+    start = np.arange(60, dtype=np.float32).reshape(dims)
+    want = start.copy()
+    src = np.random.default_rng(0).normal(size=want[index].shape).astype(np.float32) - 100
+    want[index] = src
+    types = [BufferType(DType.float32, list(dims), CPU),
+             TensorType(DType.float32, list(src.shape), CPU)]  # fmt: skip
+    with Graph("store", input_types=types) as g:
+        state, x = g.inputs[0].buffer, g.inputs[1].tensor
+        ops.buffer_store_slice(state, x, list(index))
+        g.output(ops.buffer_load(state))
+    for outs in both(g, [start, src]):
+        same(outs[0], want)
+        same(outs[1], want)
+
+
+def test_buffers_of_huge_shapes_build_nothing_of_their_size() -> None:
+    """The issue's example: ``buffer[0] = tensor[0] + buffer[0]`` on a [50000, 50000] buffer
+    asked for 18.6 GiB while the graph was built; now a few small constants."""
+    huge = [BufferType(DType.float32, [50000, 50000], CPU),
+            TensorType(DType.float32, [50000, 50000], CPU)]  # fmt: skip
+    with Graph("huge", input_types=huge) as g:
+        state, x = g.inputs[0].buffer, g.inputs[1].tensor
+        state[0] = x[0] + state[0]
+        state[1::7, ::-3] = x[1::7, ::3]
+        scratch = ops.buffer_create(huge[0], init_value=1.0)
+        g.output(ops.buffer_load(state) + scratch[...])
+    assert max(t.ByteSize() for t in export(g).graph.initializer) < 100
+
+
+def test_buffer_store_slice_refuses_what_numpy_would() -> None:
+    with Graph("bad", input_types=[BufferType(DType.float32, [2, 3], CPU)]) as g:
+        state = g.inputs[0].buffer
+        with pytest.raises(IndexError, match="out of bounds"):
+            ops.buffer_store_slice(state, 1.0, [2])
+        with pytest.raises(IndexError, match="2-dimensional"):
+            ops.buffer_store_slice(state, 1.0, [0, 1, 2])
+        with pytest.raises(NotImplementedError, match="ints, slices"):
+            ops.buffer_store_slice(state, 1.0, [[0, 1]])
+        g.output(ops.buffer_load(state))
+
+
 def test_print_is_a_no_op() -> None:
     with Graph("p", input_types=[TensorType(DType.float32, [2], CPU)]) as g:
         x = g.inputs[0].tensor

@@ -3,9 +3,10 @@
 ``print``, ``hann_window``, ``irfft`` and ``as_interleaved_complex``.
 
 ``hann_window`` is a constant (its length is a Python int). ``irfft`` is a product with a
-constant real basis (``Re X @ C + Im X @ S``, the Hermitian inverse transform numpy's
-``irfft`` computes), exported as two MatMuls. ``print`` is a no-op: a graphdsl graph has no
-side effects (output the value and print what ``evaluate`` or ``run`` return).
+real basis (``Re X @ C + Im X @ S``, the Hermitian inverse transform numpy's ``irfft``
+computes) computed in the graph, exported as two MatMuls. ``print`` is a no-op: a graphdsl
+graph has no side effects (output the value and print what ``evaluate`` or ``run``
+return).
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ def irfft(
     """The inverse real FFT along ``axis`` (numpy's ``irfft``), as MAX's: float32 input, real
     (imaginary parts 0) or interleaved complex (a last axis of 2); truncated or zero-padded
     to ``n // 2 + 1`` values; ``n`` values out (default ``2 * (m - 1)``). A product with a
-    constant basis (ONNX MatMul), within float32 rounding of numpy's."""
+    basis computed in the graph (ONNX MatMul), within float32 rounding of numpy's."""
     x = _tv(_value(input_tensor, "irfft"))
     if x.dtype != DType.float32:
         raise ValueError(f"Input tensor must be of type float32, got {x.dtype}.")
@@ -267,18 +268,42 @@ def irfft(
                          else normalization)  # fmt: skip
     scale = {Normalization.BACKWARD: 1 / size, Normalization.ORTHO: 1 / math.sqrt(size),
              Normalization.FORWARD: 1.0}[norm]  # fmt: skip
-    k = np.arange(builtins.min(m, keep))[:, None]
-    t = np.arange(size)[None, :]
-    weight = np.where((k == 0) | ((size % 2 == 0) & (k == size // 2)), 1.0, 2.0) * scale
-    angle = 2 * np.pi * k * t / size
+    rows = builtins.min(m, keep)
     graph = current_graph()
-    cos = graph.constant((weight * np.cos(angle)).astype(np.float32))
-    y = gd.matmul(_slice_last(re, k.shape[0]).symbol, cos)
+    with graph:
+        cos, sin = _irfft_basis(graph, rows, size, scale)
+    y = gd.matmul(_slice_last(re, rows).symbol, cos)
     if im is not None:
-        sin = graph.constant((-weight * np.sin(angle)).astype(np.float32))
-        y = gd.add(y, gd.matmul(_slice_last(im, k.shape[0]).symbol, sin))
+        y = gd.add(y, gd.matmul(_slice_last(im, rows).symbol, sin))
     out = _tv(y)
     return out if ax == rank - 1 else out.transpose(ax, rank - 1)
+
+
+def _irfft_basis(graph: Any, rows: int, size: int, scale: float) -> tuple[Symbol, Symbol]:
+    """irfft's real basis, (rows, size) float32, computed in the graph (it is as large as the
+    input's last axis times the output's): ``w_k cos(2 pi k t / size)`` and ``-w_k sin(...)``
+    with ``w_k`` 1 (k = 0, and k = size / 2 for an even size) or 2, times ``scale``; the angle
+    in float64 as numpy computes ``2 * pi * k * t / size``, rounded once to float32."""
+    f64 = CoreDType.float64
+
+    def number(v: float) -> Symbol:
+        made: Symbol = graph.constant(np.asarray(v, np.float64))
+        return made
+
+    k = gd.range(0, rows, dtype=CoreDType.int64)
+    t = gd.cast(gd.range(0, size, dtype=CoreDType.int64), f64)
+    once = gd.equal(k, 0)
+    if size % 2 == 0:
+        once = gd.logical_or(once, gd.equal(k, size // 2))
+    once = gd.reshape(once, [rows, 1])
+    angle = gd.mul(gd.mul(number(2 * np.pi), gd.reshape(gd.cast(k, f64), [rows, 1])),
+                   gd.reshape(t, [1, size]))  # fmt: skip
+    angle = gd.div(angle, number(size))
+    basis = []
+    for fn, sign in ((gd.cos, 1.0), (gd.sin, -1.0)):
+        weight = gd.where(once, number(sign * scale), number(sign * 2.0 * scale))
+        basis.append(gd.cast(gd.mul(weight, fn(angle)), CoreDType.float32))
+    return basis[0], basis[1]
 
 
 def _slice_last(v: TensorValue, m: int) -> TensorValue:

@@ -370,8 +370,10 @@ def range(
                             dtype=core)  # fmt: skip
         return _tv(made, device)
     n = _max_length(s0, s1, st) if out_dim is None else int(Dim(out_dim))
-    if n == 0 or st == 0:
-        return _tv(graph.constant(np.zeros(n, core.np)), device)
+    if n == 0 or st == 0:  # n zeros: a scalar broadcast in the graph
+        zero = graph.constant(np.zeros((), core.np))
+        with graph:
+            return _tv(gd.broadcast_to(zero, [n]), device)
     floats = any(isinstance(v, float) for v in (s0, s1, st))
     # graphdsl's range has ceil((stop - start) / step) values: a stop that gives n of them
     end = s0 + (n - 0.5) * st if floats else s0 + n * st

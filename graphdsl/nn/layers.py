@@ -160,8 +160,8 @@ class LayerNorm(Module):
             self.bias = Parameter((n,), self.dt)
 
     def forward(self, x: Symbol) -> Symbol:
-        w = self.weight if self.affine else np.ones(self.size, self.dt.np)
-        b = self.bias if self.has_bias else np.zeros(self.size, self.dt.np)
+        w = self.weight if self.affine else _filled(x, 1, self.size, self.dt)
+        b = self.bias if self.has_bias else _filled(x, 0, self.size, self.dt)
         return ops.layer_norm(x, w, b, self.eps)
 
     def extra_repr(self) -> str:
@@ -187,7 +187,7 @@ class RMSNorm(Module):
             self.weight = Parameter((n,), self.dt)
 
     def forward(self, x: Symbol) -> Symbol:
-        w = self.weight if self.affine else np.ones(self.size, self.dt.np)
+        w = self.weight if self.affine else _filled(x, 1, self.size, self.dt)
         return ops.rms_norm(x, w, self.eps)
 
     def extra_repr(self) -> str:
@@ -451,6 +451,12 @@ class MultiheadAttention(Module):
         n, length = query.shape[0], query.shape[1]
         out = self.out_proj(ctx.permute(0, 2, 1, 3).reshape(n, length, e))
         return (out if self.batch_first else out.transpose(0, 1)), None
+
+
+def _filled(x: Symbol, value: int, n: int, dt: DType) -> Symbol:
+    """``n`` values ``value`` of ``dt`` in ``x``'s graph: a scalar broadcast there (a norm's
+    weight or bias that is not a parameter), not a constant of the feature size."""
+    return ops.broadcast_to(x.graph.constant(np.asarray(value, dt.np)), (n,))
 
 
 def _torch_mask(mask: Symbol | np.ndarray | None) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "to_channels_last",
     "window_size",
     "windows",
+    "windows_reach_input",
 ]
 
 INTERPOLATIONS = ("nearest", "bilinear", "bicubic")
@@ -93,6 +94,21 @@ def tap_counts(
     return np.asarray(np.sum((pos >= lo) & (pos < hi), axis=1))
 
 
+def windows_reach_input(n: int, k: int, stride: int, dilation: int, pad: int, out: int) -> bool:
+    """Does each of ``out`` windows hold a tap in the input, [pad, pad + n) of the padded
+    axis (``tap_counts`` all positive), worked out without a table of the windows: tap ``j``
+    of window ``o`` is in it for ``o`` in [ceil((pad - j * dilation) / stride),
+    ceil((pad + n - j * dilation) / stride)); those ``k`` ranges must cover [0, out)."""
+    spans = sorted((-(-(pad - j * dilation) // stride), -(-(pad + n - j * dilation) // stride))
+                   for j in range(k))  # fmt: skip
+    reached = 0  # windows [0, reached) have a tap inside
+    for lo, hi in spans:
+        if reached >= out or lo > reached:
+            break
+        reached = max(reached, hi)
+    return reached >= out
+
+
 # ---------------------------------------------------------------------------- resize
 
 
@@ -115,9 +131,12 @@ def _cubic_weight(z: Fraction) -> Fraction:
     return Fraction(0)
 
 
-def interpolation_taps(n_in: int, n_out: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
+def interpolation_taps(
+    n_in: int, n_out: int, mode: str, rows: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The taps of a bilinear (2) or bicubic (4) resize of ``n_in`` elements to ``n_out``:
-    (indices, weights), each (n_out, taps); weights exact as fractions, given as float64.
+    (indices, weights), each (n_out, taps) (or those of the first ``rows`` outputs); weights
+    exact as fractions, given as float64.
 
     Half-pixel source coordinate src = (o + 0.5) * n_in / n_out - 0.5. Bilinear clamps src
     below at 0 (PyTorch's rule) and blends elements floor(src) and floor(src) + 1; bicubic
@@ -126,7 +145,8 @@ def interpolation_taps(n_in: int, n_out: int, mode: str) -> tuple[np.ndarray, np
     as onnxruntime computes it)."""
     idx: list[list[int]] = []
     wts: list[list[float]] = []
-    for o in range(n_out):
+    count = n_out if rows is None else rows
+    for o in range(count):
         src = Fraction(2 * o + 1, 2) * Fraction(n_in, n_out) - Fraction(1, 2)
         if mode == "bilinear":
             src = max(src, Fraction(0))
@@ -139,4 +159,4 @@ def interpolation_taps(n_in: int, n_out: int, mode: str) -> tuple[np.ndarray, np
             taps = [(i0 + j, _cubic_weight(t - j)) for j in (-1, 0, 1, 2)]
         idx.append([min(max(i, 0), n_in - 1) for i, _ in taps])
         wts.append([float(w) for _, w in taps])
-    return np.array(idx, np.int64).reshape(n_out, -1), np.array(wts, np.float64).reshape(n_out, -1)
+    return np.array(idx, np.int64).reshape(count, -1), np.array(wts, np.float64).reshape(count, -1)

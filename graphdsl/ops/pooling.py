@@ -28,6 +28,7 @@ from graphdsl.ops._windows import (
     pool_size,
     tap_counts,
     windows,
+    windows_reach_input,
 )
 from graphdsl.policies import Policy, Promoted
 from graphdsl.shapes import Dim, ShapeError, floordiv_dim, format_shape, sum_dims
@@ -119,7 +120,7 @@ def _pool_dim(
                 f"than the {d + 2 * pad} of the padded input; use a smaller kernel_size"
             )
         n = pool_size(d, k, stride, dilation, pad, ceil)
-        if not all(tap_counts(d, k, stride, dilation, n, pad, pad + d)):
+        if not windows_reach_input(d, k, stride, dilation, pad, n):
             raise ShapeError(
                 f"along {axis} (size {d}) a window of kernel {k} with dilation {dilation} "
                 f"and padding {pad} holds only padding; use a smaller dilation or padding"

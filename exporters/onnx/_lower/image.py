@@ -10,10 +10,9 @@ in float64).
 
 from __future__ import annotations
 
-import numpy as np
-
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._index import arange, on_axis
 from exporters.onnx._types import storage
 from graphdsl.graph import Symbol
 
@@ -40,14 +39,19 @@ def _fold_scatter(b: Builder, node: Symbol, x: V) -> V:
     hp, wp = h + 2 * ph, w + 2 * pw
     bh = (hp - dh * (kh - 1) - 1) // sh + 1
     bw = (wp - dw * (kw - 1) - 1) // sw + 1
-    i, j, bi, bj = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(bh), np.arange(bw),
-                               indexing="ij")  # fmt: skip
-    where = ((i * dh + bi * sh) * wp + (j * dw + bj * sw)).reshape(1, -1).astype(np.int64)
-    rows = b.node("Reshape", [x.name, b.int64s([-1, kh * kw * bh * bw])], x.dtype)
+    entries = kh * kw * bh * bw
+    # block entry (i, j) of block (bi, bj) lands at (i * dh + bi * sh) * wp + j * dw + bj * sw
+    # of the padded image: the sum of a range per axis of (kh, kw, bh, bw), in the model
+    steps = [(kh, dh * wp), (kw, dw), (bh, sh * wp), (bw, sw)]
+    where = on_axis(b, arange(b, kh, 0, dh * wp), 0, 4)
+    for axis, (n, step) in enumerate(steps[1:], start=1):
+        where = b.node("Add", [where.name, on_axis(b, arange(b, n, 0, step), axis, 4).name],
+                       T.int64)  # fmt: skip
+    rows = b.node("Reshape", [x.name, b.int64s([-1, entries])], x.dtype)
     n_rows = b.node("Shape", [rows.name], T.int64, start=0, end=1)
-    index = b.node("Expand", [b.const(where, T.int64).name,
-                              b.node("Concat", [n_rows.name, b.int64s([where.shape[1]])],
-                                     T.int64, axis=0).name], T.int64)  # fmt: skip
+    flat = b.node("Reshape", [where.name, b.int64s([1, entries])], T.int64)
+    index = b.node("Expand", [flat.name, b.node("Concat", [n_rows.name, b.int64s([entries])],
+                                                T.int64, axis=0).name], T.int64)  # fmt: skip
     zeros = b.node("Expand", [b.scalar(0.0, x.dtype).name,
                               b.node("Concat", [n_rows.name, b.int64s([hp * wp])], T.int64,
                                      axis=0).name], x.dtype)  # fmt: skip

@@ -18,23 +18,27 @@ the ops' docstrings state).
 - ``adaptive_avg_pool2d``: where the sizes divide, a Reshape to (N, C, oh, kh, ow, kw) and
   a ReduceMean; otherwise the input padded with one zero row and column, a Gather of each
   window's rows and one of its columns (the padding standing in for taps past a shorter
-  window), ReduceSum and a Div by the window sizes.
+  window), ReduceSum and a Div by the window sizes (positions and sizes computed in the
+  model from Ranges).
 - ``scaled_dot_product_attention``: MatMul of q and k transposed, Mul by the scale, the
-  mask (Where to -inf for a bool one, Add for a float one), the causal mask (a constant
-  for static sizes, else Range and LessOrEqual of the run-time sizes), Softmax, MatMul.
+  mask (Where to -inf for a bool one, Add for a float one), the causal mask (Range and
+  LessOrEqual of the sizes, static or at run time), Softmax, MatMul.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from onnx import NodeProto
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, half_matmul, register
+from exporters.onnx._lower._index import arange, on_axis
 from exporters.onnx._types import type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
-from graphdsl.ops.layers import adaptive_windows, causal_mask
+from graphdsl.shapes import Dim
 
 
 def _compute(out: DType) -> DType:
@@ -138,12 +142,20 @@ def _batch_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> 
 # ---------------------------------------------------------------------------- adaptive pool
 
 
-def _taps(n: int, out: int) -> np.ndarray:
-    """(out, longest window) positions of each window's elements; ``n`` (the padding zero)
-    past the end of a shorter one."""
-    spans = adaptive_windows(n, out)
-    k = max(e - s for s, e in spans)
-    return np.array([[s + j if s + j < e else n for j in range(k)] for s, e in spans], np.int64)
+def _windows(b: Builder, n: int, out: int) -> tuple[V, V, int]:
+    """Along an axis of ``n`` split into ``out`` adaptive windows [floor(i n / out), ceil((i +
+    1) n / out)), computed in the model: each window's positions (out, k), ``n`` (the padding
+    zero) past the end of a shorter one; each window's size (out,); and k, the longest
+    window: ceil((n + out - gcd(n, out)) / out) (a window's size is ceil((r + n) / out) for r =
+    i n mod out, whose largest value is out - gcd)."""
+    k = -(-(n + out - math.gcd(n, out)) // out)
+    start = b.node("Div", [arange(b, out, 0, n).name, b.scalar(out, T.int64).name], T.int64)
+    end = b.node("Div", [arange(b, out, n + out - 1, n).name, b.scalar(out, T.int64).name],
+                 T.int64)  # fmt: skip
+    at = b.node("Add", [on_axis(b, start, 0, 2).name, arange(b, k).name], T.int64)
+    inside = b.node("Less", [at.name, on_axis(b, end, 0, 2).name], T.bool)
+    taps = b.node("Where", [inside.name, at.name, b.scalar(n, T.int64).name], T.int64)
+    return taps, b.node("Sub", [end.name, start.name], T.int64), k
 
 
 @register("adaptive_avg_pool2d")
@@ -161,32 +173,32 @@ def _adaptive_avg_pool2d(b: Builder, node: Symbol, args: list[V], dims: Symbolic
         return b.cast(b.reduce("ReduceMean", r, [3, 5], f, 0, [kh, kw]), out)
     zero = b.scalar(0.0, f).name
     padded = b.node("Pad", [x.name, b.int64s([0, 0, 0, 0, 0, 0, 1, 1]), zero], f)
-    rows_idx, cols_idx = _taps(h, oh), _taps(w, ow)
-    rows = b.node("Gather", [padded.name, b.const(rows_idx, T.int64, "taps").name], f, axis=2)
-    taps = b.node("Gather", [rows.name, b.const(cols_idx, T.int64, "taps").name], f, axis=4)
-    total = b.reduce("ReduceSum", taps, [3, 5], f, 0, [rows_idx.shape[1], cols_idx.shape[1]])
-    sizes = [e - s for s, e in adaptive_windows(h, oh)], [e - s for s, e in adaptive_windows(w, ow)]
-    counts = b.const(np.multiply.outer(*sizes).astype(f.np), f, "counts")
-    return b.cast(b.node("Div", [total.name, counts.name], f), out)
+    (rows_idx, rows_n, kh), (cols_idx, cols_n, kw) = _windows(b, h, oh), _windows(b, w, ow)
+    rows = b.node("Gather", [padded.name, rows_idx.name], f, axis=2)
+    taps = b.node("Gather", [rows.name, cols_idx.name], f, axis=4)
+    total = b.reduce("ReduceSum", taps, [3, 5], f, 0, [kh, kw])
+    counts = b.node("Mul", [on_axis(b, rows_n, 0, 2).name, cols_n.name], T.int64)
+    return b.cast(b.node("Div", [total.name, b.cast(counts, f).name], f), out)
 
 
 # ---------------------------------------------------------------------------- attention
 
 
 def _causal(b: Builder, node: Symbol, q: V, k: V) -> V:
-    """Bools (L, S), True where query i may attend to key j (j <= i)."""
-    length, keys = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
-    if isinstance(length, int) and isinstance(keys, int):
-        return b.const(causal_mask(length, keys), T.bool, "causal")
+    """Bools (L, S), True where query i may attend to key j (j <= i): two ranges compared in
+    the model (a constant would be L x S)."""
 
-    def positions(v: V) -> V:  # 0 .. n-1 for the n of v's second-to-last axis, at run time
-        n = b.node("Shape", [v.name], T.int64, start=-2, end=-1)
-        count = b.node("Reshape", [n.name, b.int64s([])], T.int64)
+    def positions(v: V, n: Dim) -> V:  # 0 .. n-1 for the n of v's second-to-last axis
+        if isinstance(n, int):
+            return arange(b, n)
+        count = b.node("Reshape", [b.node("Shape", [v.name], T.int64, start=-2, end=-1).name,
+                                   b.int64s([])], T.int64)  # fmt: skip
         zero, one = b.const(0, T.int64).name, b.const(1, T.int64).name
         return b.node("Range", [zero, count.name, one], T.int64)
 
-    rows = b.node("Unsqueeze", [positions(q).name, b.int64s([1])], T.int64)
-    return b.node("LessOrEqual", [positions(k).name, rows.name], T.bool)
+    length, keys = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
+    rows = b.node("Unsqueeze", [positions(q, length).name, b.int64s([1])], T.int64)
+    return b.node("LessOrEqual", [positions(k, keys).name, rows.name], T.bool)
 
 
 def _softmax_last(b: Builder, s: V, size: int | str) -> V:

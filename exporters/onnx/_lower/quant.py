@@ -40,10 +40,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, half_matmul, register
+from exporters.onnx._lower._index import arange
 from exporters.onnx._types import onnx_type, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
@@ -131,8 +130,8 @@ class _Layout:
                 return v
             target = (self.shape[self.axis], *(1,) * (rank - self.axis - 1))
             return b.node("Reshape", [v.name, dims.shape_tensor(target)], v.dtype)
-        n = int(self.shape[self.axis])
-        index = b.const(np.arange(n, dtype=np.int64) // self.block, T.int64, "blocks")
+        n = int(self.shape[self.axis])  # each index's block, i // block, in the model
+        index = b.node("Div", [arange(b, n).name, b.scalar(self.block, T.int64).name], T.int64)
         return b.node("Gather", [v.name, index.name], v.dtype, axis=self.axis)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._index import arange
 from exporters.onnx._lower.checks import checked_indices, int64_indices
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import Kind
@@ -147,7 +148,7 @@ def _onehot_add(b: Builder, node: Symbol, xc: V, rows: V, index: str) -> V:
     d = xc.dtype
     flat = b.node("MatMul", [index, b.const(np.array(strides, np.int64), T.int64).name],
                   T.int64)  # (M,)  # fmt: skip
-    targets = b.const(np.arange(int(np.prod(lead, dtype=np.int64)), dtype=np.int64), T.int64)
+    targets = arange(b, int(np.prod(lead, dtype=np.int64)))  # every flat target, (T,)
     hit = b.node("Equal", [b.node("Unsqueeze", [targets.name, b.int64s([1])], T.int64).name,
                            b.node("Unsqueeze", [flat.name, b.int64s([0])], T.int64).name],
                  T.bool)  # (T, M)  # fmt: skip

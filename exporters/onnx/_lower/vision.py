@@ -24,12 +24,24 @@ from onnx import helper
 
 from exporters.onnx._builder import WIDEN, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._index import (
+    Taps,
+    arange,
+    conv_taps,
+    cubic_taps,
+    flat_taps,
+    linear_taps,
+    nearest_taps,
+    on_axis,
+    tap_counts,
+    transposed_taps,
+)
 from exporters.onnx._targets import Target
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
 from graphdsl.ops._convert import cast_array
-from graphdsl.ops._windows import interpolation_taps, nearest_indices, pool_extra, pool_size
+from graphdsl.ops._windows import pool_extra, pool_size
 from graphdsl.shapes import Dim
 
 MEASURED_CPU: dict[str, frozenset[str]] = {
@@ -114,60 +126,30 @@ def _pads(lo: Sequence[int], hi: Sequence[int]) -> list[int]:
 # ---------------------------------------------------------------------------- im2col
 
 
-def _flat_taps(taps: list[np.ndarray], spatial: Sequence[int]) -> np.ndarray:
-    """Per output and tap, the flat position in an array of ``spatial`` size, -1 where the tap
-    falls outside it: (*O, K) from ``taps[i]`` (O_i, K_i), the position along axis i or -1."""
-    nd = len(spatial)
-    strides = [math.prod(spatial[i + 1 :]) for i in range(nd)]
-    flat: np.ndarray = np.zeros([1] * (2 * nd), np.int64)
-    outside: np.ndarray = np.zeros([1] * (2 * nd), bool)
-    for i, t in enumerate(taps):  # t: (O_i, K_i), broadcast to (*O, *K)
-        shape = [1] * (2 * nd)
-        shape[i], shape[nd + i] = t.shape
-        flat = flat + t.reshape(shape) * strides[i]
-        outside = outside | (t.reshape(shape) < 0)
-    outs, ks = [t.shape[0] for t in taps], [t.shape[1] for t in taps]
-    return np.where(outside, -1, flat).reshape(*outs, math.prod(ks))
-
-
-def _gather(
-    b: Builder, flat: V, rank: int, axis: int, size: int, idx: np.ndarray, fill: object
-) -> V:  # fmt: skip
-    """Gather ``idx`` along ``axis`` (of ``size``) of ``flat`` (of ``rank``), where -1 reads
-    ``fill``: one element of it padded after the axis's end (a Pad) when any index is -1."""
-    if (idx < 0).any():
+def _gather(b: Builder, flat: V, rank: int, axis: int, size: int, idx: Taps, fill: object) -> V:
+    """Gather ``idx`` along ``axis`` (of ``size``) of ``flat`` (of ``rank``), where a negative
+    index reads ``fill``: one element of it padded after the axis's end (a Pad) when any
+    index may be negative."""
+    index = idx.v
+    if idx.outside:
         if not _has(b, "Pad", flat.dtype):
             raise _no_kernel(b, "Pad", flat.dtype)
         pads = [0] * (2 * rank)
         pads[rank + axis] = 1
         flat = b.node("Pad", [flat.name, b.int64s(pads), b.scalar(fill, flat.dtype).name],
                       flat.dtype)  # fmt: skip
-        idx = np.where(idx < 0, size, idx)
-    return b.node("Gather", [flat.name, b.const(idx, T.int64, "taps").name], flat.dtype,
-                  axis=axis)  # fmt: skip
+        negative = b.node("Less", [index.name, b.scalar(0, T.int64).name], T.bool)
+        index = b.select(negative, b.scalar(size, T.int64), index)
+    return b.node("Gather", [flat.name, index.name], flat.dtype, axis=axis)
 
 
-def _windows(b: Builder, x: V, spatial: Sequence[int], taps: list[np.ndarray], fill: object) -> V:
+def _windows(b: Builder, x: V, spatial: Sequence[int], taps: list[Taps], fill: object) -> V:
     """Every window of channels-first ``x`` (N, C, *spatial) as (N, C, *O, K): ``taps[i]``
     holds, per output and tap along axis i, the input position, or -1 for padding (which
     reads ``fill``). A Reshape, a Pad of one ``fill`` element when needed, a Gather."""
     size = math.prod(spatial)
     flat = b.node("Reshape", [x.name, b.int64s([0, 0, size])], x.dtype)
-    return _gather(b, flat, 3, 2, size, _flat_taps(taps, spatial), fill)
-
-
-def _conv_taps(n: int, k: int, stride: int, dilation: int, lo: int, out: int) -> np.ndarray:
-    pos = np.arange(out)[:, None] * stride + np.arange(k)[None, :] * dilation - lo
-    return np.where((pos >= 0) & (pos < n), pos, -1)
-
-
-def _transposed_taps(
-    n: int, k: int, stride: int, dilation: int, lo: int, out: int
-) -> np.ndarray:  # fmt: skip
-    # output o gets input i through tap j where i * stride + j * dilation = o + lo
-    num = np.arange(out)[:, None] + lo - np.arange(k)[None, :] * dilation
-    i = num // stride
-    return np.where((num % stride == 0) & (i >= 0) & (i < n), i, -1)
+    return _gather(b, flat, 3, 2, size, flat_taps(b, taps, spatial), fill)
 
 
 def _all_windows(
@@ -176,12 +158,12 @@ def _all_windows(
     fill: object,
 ) -> V:  # fmt: skip
     """Every window of channels-first ``x`` (N, C, *spatial) padded by ``lo`` and ``hi`` of
-    ``fill``, as (N, C, *O, K): one Gather of precomputed positions where the sizes are
-    static, else a Slice per tap (a symbolic axis has stride 1: each tap's slice ends a
+    ``fill``, as (N, C, *O, K): one Gather of positions computed in the model where the sizes
+    are static, else a Slice per tap (a symbolic axis has stride 1: each tap's slice ends a
     fixed count before the padded axis's end)."""
     if all(isinstance(d, int) for d in (*spatial, *outs)):
-        taps = [_conv_taps(int(spatial[i]), kernel[i], strides[i], dils[i], lo[i], int(outs[i]))
-                for i in range(len(kernel))]  # fmt: skip
+        taps = [conv_taps(b, int(spatial[i]), kernel[i], strides[i], dils[i], lo[i],
+                          int(outs[i])) for i in range(len(kernel))]  # fmt: skip
         return _windows(b, x, [int(d) for d in spatial], taps, fill)
     nd = len(kernel)
     if any(lo) or any(hi):
@@ -264,7 +246,7 @@ def _conv(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if transpose:
         spatial = _spatial(b, node, key)
         outs = [int(d) for d in node.shape[2:]]
-        taps = [_transposed_taps(spatial[i], kernel[i], strides[i], dils[i], lo[i], outs[i])
+        taps = [transposed_taps(b, spatial[i], kernel[i], strides[i], dils[i], lo[i], outs[i])
                 for i in range(nd)]  # fmt: skip
         r = _transposed_products(b, args[0], args[1], spatial, kernel, taps,
                                  int(node.inputs[0].shape[1]), int(node.shape[1]))  # fmt: skip
@@ -295,7 +277,7 @@ def _pad_explicitly(
 
 def _transposed_products(
     b: Builder, x: V, w: V, spatial: Sequence[int], kernel: Sequence[int],
-    taps: list[np.ndarray], cin: int, cout: int,
+    taps: list[Taps], cin: int, cout: int,
 ) -> V:  # fmt: skip
     """A transposed convolution as the reference defines it: every input element times every
     filter tap (one MatMul over the input channels), then each output sums the products
@@ -312,10 +294,11 @@ def _transposed_products(
     products = b.node("MatMul", [cols.name, wm.name], d)  # (N, P, K * C_out)
     products = b.node("Reshape", [products.name, b.int64s([0, p * k, cout])], d)
     # output o, tap j: the product of input i = (o + lo - j * dilation) / stride and tap j
-    inputs = _flat_taps(taps, spatial)  # (*O, K): flat input position or -1
-    tap = np.arange(k).reshape(*[1] * nd, k)
-    idx = np.where(inputs < 0, -1, inputs * k + tap)
-    landed = _gather(b, products, 3, 1, p * k, idx, 0.0)  # (N, *O, K, C_out)
+    # (a flat input position of -1, none, gives -k + j: negative, which _gather reads as fill)
+    inputs = flat_taps(b, taps, spatial)  # (*O, K): flat input position or -1
+    idx = b.node("Add", [b.node("Mul", [inputs.v.name, b.scalar(k, T.int64).name],
+                                T.int64).name, arange(b, k).name], T.int64)  # fmt: skip
+    landed = _gather(b, products, 3, 1, p * k, inputs._replace(v=idx), 0.0)  # (N, *O, K, C_out)
     total = b.node("ReduceSum", [landed.name, b.int64s([1 + nd])], d, keepdims=0)
     return b.node("Transpose", [total.name], d, perm=[0, nd + 1, *range(1, nd + 1)])
 
@@ -496,12 +479,12 @@ def _avg_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if all(isinstance(d, int) for d in (*spatial, *outs)):
         counts = []
         for i in range(2):  # taps inside the padded input (all but ceil mode's extra ones),
-            # or inside the input
+            # or inside the input: per window, in the model
             n, o = int(spatial[i]), int(outs[i])
-            at = np.arange(o)[:, None] * strides[i] + np.arange(kernel[i]) * dils[i]
-            inside = (at < n + 2 * lo[i]) if boundary else (at >= lo[i]) & (at < lo[i] + n)
-            counts.append(np.sum(inside, axis=1))
-        divisor = b.const(np.multiply.outer(counts[0], counts[1]).astype(np.float64), f)
+            within = (0, n + 2 * lo[i]) if boundary else (lo[i], lo[i] + n)
+            counts.append(tap_counts(b, kernel[i], strides[i], dils[i], o, *within))
+        both = b.node("Mul", [on_axis(b, counts[0], 0, 2).name, counts[1].name], T.int64)
+        divisor = b.cast(both, f)
     else:  # the same count at run time: the windows' sum over ones (1 in the counted
         # padding, 0 in the rest)
         ones = b.node("Expand", [b.scalar(1.0, f).name, b.node("Concat", [
@@ -581,19 +564,19 @@ def _resize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         if n_in == n_out:
             continue
         if mode == "nearest":
-            idx = b.const(nearest_indices(n_in, n_out), T.int64, "taps")
-            r = b.node("Gather", [r.name, idx.name], f, axis=axis)
+            r = b.node("Gather", [r.name, nearest_taps(b, n_in, n_out).name], f, axis=axis)
             continue
         if not _has(b, "ReduceSum", f):
             raise _no_kernel(b, key, x.dtype)
-        idx_np, w_np = interpolation_taps(n_in, n_out, mode)
-        k = idx_np.shape[1]
-        taps = b.node("Gather", [r.name, b.const(idx_np.reshape(-1), T.int64, "taps").name],
-                      f, axis=axis)  # fmt: skip
+        idx, w64 = (linear_taps if mode == "bilinear" else cubic_taps)(b, n_in, n_out)
+        k = 2 if mode == "bilinear" else 4
+        taps = b.node("Gather", [r.name, idx.name], f, axis=axis)
         after = [ins[1]] if axis == 2 else []  # (W is resized after H)
         shape = [0, 0, *(outs[:1] if axis == 3 else []), n_out, k, *after]
         taps = b.node("Reshape", [taps.name, b.int64s(shape)], f)
-        w = b.const(w_np.reshape(n_out, k, *([1] if axis == 2 else [])), f)
+        w = b.cast(w64, f)
+        if axis == 2:
+            w = b.node("Unsqueeze", [w.name, b.int64s([2])], f)
         r = b.node("ReduceSum", [b.node("Mul", [taps.name, w.name], f).name,
                                  b.int64s([axis + 1])], f, keepdims=0)  # fmt: skip
     return b.cast(r, x.dtype)
