@@ -4,6 +4,7 @@ choose the onnxruntime provider the suite runs on (``--provider cpu``, the defau
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -82,3 +83,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     line = f"{report.nodeid}\t{report.when}\t{report.outcome}\t{report.duration:.2f}\t{msg}\n"
     with open(_RESULTS, "a", encoding="utf-8") as f:
         f.write(line)
+
+
+# tests/torch_resnet.py is a helper of the PyTorch oracle (tests/test_hf_examples.py, which
+# skips where torch is missing); --doctest-modules would import it and fail there
+collect_ignore = [] if importlib.util.find_spec("torch") else ["torch_resnet.py"]

@@ -26,12 +26,21 @@ def _sqrt_pow_graph() -> tuple[gd.Graph, dict[str, np.ndarray]]:
     return g, {"x": np.array([-np.inf, 4.0, 0.25], np.float32)}
 
 
+def _pow_deviates() -> bool:
+    """Does this onnx's ReferenceEvaluator give NaN for (-inf) ** 0.5 (1.23 does: np.power as
+    sqrt; 1.19 gives +inf, as the reference and onnxruntime do)?"""
+    g, inputs = _sqrt_pow_graph()
+    got, failed = reference_evaluator(export(g, check="full"), inputs)
+    assert failed is None and got is not None
+    return bool(np.isnan(got[0][0]))
+
+
 def test_a_gap_excuses_only_the_outputs_that_need_its_node() -> None:
     g, inputs = _sqrt_pow_graph()
     model = export(g, check="full")
-    got, failed = reference_evaluator(model, inputs)
-    assert failed is None and got is not None
-    assert np.isnan(got[0][0]), "onnx.reference computes (-inf) ** 0.5 as sqrt again"
+    if not _pow_deviates():
+        pytest.skip(f"onnx {onnx.__version__}'s ReferenceEvaluator computes (-inf) ** 0.5 as "
+                    "+inf: no deviation here to excuse (the other test checks the outputs)")
     env = intermediates(g, inputs)
     assert _excuses(g, model, env, {0, 1, 2}) == {0: NUMPY_SQRT_POW, 2: NUMPY_SQRT_POW}
 
@@ -42,8 +51,9 @@ def test_a_graph_with_a_gap_compares_its_other_outputs(monkeypatch: pytest.Monke
     case = FuzzCase(g, inputs, "(test_fuzz_gaps.py)", False, [])
     assert check_case(case, stats) == []
     # outputs 0 and 2 (the maximum of NaN and -inf there) are left out of the
-    # ReferenceEvaluator's comparisons; output 1 is compared
-    assert stats.reference_gaps == {NUMPY_SQRT_POW: 2}, stats.reference_gaps
+    # ReferenceEvaluator's comparisons where its Pow deviates; output 1 is compared
+    gaps = {NUMPY_SQRT_POW: 2} if _pow_deviates() else {}
+    assert stats.reference_gaps == gaps, stats.reference_gaps
     assert stats.outputs == 3
 
     def wrong_doubling(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Any:

@@ -34,6 +34,20 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         moved = b.cast(args[0], T.float32) if storage(d) in NARROW else args[0]
         wide = b.node("Expand", [moved.name, dims.shape_tensor(target)], moved.dtype)
         args = [b.cast(wide, d), args[1]]
+    if len(b_shape) == 1 and len(a_shape) >= 3 and not all(
+        isinstance(d, int) and d > 0 for d in a_shape[:-2]
+    ):
+        # onnxruntime 1.31's MatMul refuses a batch that may be empty against a vector ("left
+        # operand cannot broadcast on dim 0", measured on its CPU kernel; 1.32 runs it): the
+        # vector as a one-column matrix (the same products and sums), the column squeezed
+        column = b.node("Unsqueeze", [args[1].name, b.int64s([1])], args[1].dtype)
+        r = _product(b, [args[0], column])
+        return b.node("Squeeze", [r.name, b.int64s([-1])], r.dtype)
+    return _product(b, args)
+
+
+def _product(b: Builder, args: list[V]) -> V:
+    """MatMul of ``args`` as the reference computes it (see the cases below)."""
     signed = _SAME_WIDTH_SIGNED.get(storage(args[0].dtype))
     if signed is not None:
         # onnxruntime's uint32/uint64 MatMul fail on an empty contraction (they write their
@@ -77,6 +91,10 @@ def _softmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def _logsoftmax(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     axis = int(node.attrs["axis"])
     x = args[0]
+    if 0 in node.inputs[0].shape:  # no elements: the empty result is the input (onnxruntime
+        # 1.31 fails the max-and-sum form beside other reductions of the same empty value:
+        # "Shape mismatch attempting to re-use buffer {0} != {1}")
+        return x
     # CUDA's LogSoftmax computes x - (max + log(sum)), which loses log(sum) beside a large
     # max (_targets.py's CUDA_QUIRKS): there x - max first (the reference's first step), whose
     # max is 0, then the float32 kernel

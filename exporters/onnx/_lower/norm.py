@@ -88,6 +88,10 @@ def _layer_norm_kernel(b: Builder, x: V, scale: V, bias: V | None, epsilon: floa
 
 @register("layer_norm")
 def _layer_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    if 0 in node.inputs[0].shape:  # no elements: the empty result (onnxruntime 1.31's fused
+        # norm gives its statistics another shape than they are declared with there, and fails
+        # beside other reductions of the same value: "re-use buffer {0} != {1}")
+        return b.cast(args[0], node.dtype)
     out = args[0].dtype
     epsilon = float(node.attrs["epsilon"])
     size = node.inputs[0].shape[-1]
@@ -108,6 +112,10 @@ def _rms_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # SimplifiedLayerNormalization, but not with Mul(x, x) for the square (measured on 1.32);
     # its Pow(x, 2) is x * x bit for bit (4M float32 and float64 values, NaN, inf, subnormals
     # and +-max among them). All terms positive: no cancellation
+    if 0 in node.inputs[0].shape:  # no elements: the empty result (onnxruntime 1.31's fused
+        # norm gives its statistics another shape than they are declared with there, and fails
+        # beside other reductions of the same value: "re-use buffer {0} != {1}")
+        return b.cast(args[0], node.dtype)
     out = args[0].dtype
     f = _compute(out)
     x, weight = (b.cast(a, f) for a in args)
