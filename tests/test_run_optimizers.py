@@ -329,9 +329,13 @@ def test_rms_norm_fusion_is_left_out_where_the_axis_may_be_empty() -> None:
     assert run(model, feeds)[0].shape == (2, 0) == gd.evaluate(g, feeds)[0].shape
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="at least 1"):
         with_optimizer(model, "SimplifiedLayerNormFusion").run(None, feeds)
+    # a statically empty axis exports no norm at all (the empty result is the input: onnxruntime
+    # 1.31 fails the norm's reductions of an empty value beside others), so nothing to fuse
     static = gd.Graph("rms", input_types={"x": gd.TensorType(gd.float32, ("n", 0))})
     static.output(gd.ops.rms_norm(static.inputs[0], np.ones(0, np.float32)))
-    assert "SimplifiedLayerNormFusion" in optimizers_off(export(static))
+    empty = export(static)
+    assert not {"ReduceMean", "Pow", "Sqrt"} & {n.op_type for n in empty.graph.node}
+    assert run(empty, {"x": np.ones((3, 0), np.float32)})[0].shape == (3, 0)
 
 
 def test_the_example_models_keep_every_optimizer_that_does_not_change_them() -> None:
