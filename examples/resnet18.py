@@ -88,7 +88,14 @@ def torch_model() -> Any:
     from torchvision.models import resnet18
 
     torch.manual_seed(0)
-    model = resnet18(weights=None)
+    return randomize_batch_norms(resnet18(weights=None))
+
+
+def randomize_batch_norms(model: Any) -> Any:
+    """``model`` (a torch module) with random batch norm statistics and affine parameters (a
+    fresh model's are 0 and 1), in eval mode."""
+    import torch
+
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
             assert m.running_mean is not None and m.running_var is not None  # (tracked)

@@ -77,14 +77,7 @@ def test_resnet18_port_matches_torch() -> None:
     finally:
         sys.path.remove(str(ROOT / "examples"))
     torch.manual_seed(0)
-    theirs = torch_resnet.resnet18()
-    for m in theirs.modules():  # batch norm statistics of a trained model's kind
-        if isinstance(m, torch.nn.BatchNorm2d):
-            torch.nn.init.uniform_(m.running_mean, -0.2, 0.2)
-            torch.nn.init.uniform_(m.running_var, 0.5, 2.0)
-            torch.nn.init.uniform_(m.weight, 0.5, 1.5)
-            torch.nn.init.uniform_(m.bias, -0.2, 0.2)
-    theirs.eval()
+    theirs = example.randomize_batch_norms(torch_resnet.resnet18())
     ours = example.ResNet18()
     ours.load_state_dict(theirs.state_dict())
     g = example.build(ours, image=64)
