@@ -25,6 +25,10 @@ uint8, uint16, uint32, uint64 = DType.uint8, DType.uint16, DType.uint32, DType.u
 float16, bfloat16, float32, float64 = DType.float16, DType.bfloat16, DType.float32, DType.float64
 complex64, complex128 = DType.complex64, DType.complex128
 float8_e4m3fn, float8_e5m2 = DType.float8_e4m3fn, DType.float8_e5m2
+float8_e4m3fnuz, float8_e5m2fnuz = DType.float8_e4m3fnuz, DType.float8_e5m2fnuz
+float8_e8m0fnu, float4_e2m1fn = DType.float8_e8m0fnu, DType.float4_e2m1fn
+float6_e2m3fn, float6_e3m2fn = DType.float6_e2m3fn, DType.float6_e3m2fn
+int4, uint4 = DType.int4, DType.uint4
 tensor_float32, index, address = DType.tensor_float32, DType.index, DType.address
 
 __all__ = [
@@ -57,14 +61,21 @@ __all__ = [
     "complex128",
     "dtype",
     "evaluate",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
     "float8_e4m3fn",
+    "float8_e4m3fnuz",
     "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float16",
     "float32",
     "float64",
     "implicit_cast",
     "implicit_cast_type",
     "index",
+    "int4",
     "int8",
     "int16",
     "int32",
@@ -77,6 +88,7 @@ __all__ = [
     "policy_names",
     "save_weights",
     "tensor_float32",
+    "uint4",
     "uint8",
     "uint16",
     "uint32",

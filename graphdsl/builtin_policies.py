@@ -23,7 +23,9 @@ _X64 = {"int": DType.int64, "float": DType.float64, "complex": DType.complex128}
 # tests/data/max_graph_promotion.json agrees): integers their whole range; float16, bfloat16,
 # float32 and float64 the integers up to 2**(significand bits + 1), even where a larger one
 # is exact (2**31 into float32 is refused); float8_e4m3fn its largest value, 448; and
-# float8_e5m2 1.10 * 2**16, above its largest value 57344 (recorded: 65536 is accepted).
+# float8_e5m2 1.10 * 2**16, above its largest value 57344 (recorded: 65536 is accepted); the
+# other small floats their largest values (float8_e8m0fnu 2**-127..2**127: no zero, no
+# negatives). max.graph makes no constants of the sub-byte floats at all (literals.py).
 _INTEGERS = (T.bool, T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32, T.uint64)
 _MAX_GRAPH_INT_RANGES: dict[DType, tuple[int | float, int | float]] = {
     **{d: (d.min, d.max) for d in _INTEGERS},
@@ -33,6 +35,13 @@ _MAX_GRAPH_INT_RANGES: dict[DType, tuple[int | float, int | float]] = {
     T.float64: (-(2**53), 2**53),
     T.float8_e4m3fn: (-448, 448),
     T.float8_e5m2: (-1.10 * 2**16, 1.10 * 2**16),
+    # the others: their largest values (e8m0: from its smallest; it has no zero)
+    T.float8_e4m3fnuz: (-240, 240),
+    T.float8_e5m2fnuz: (-57344, 57344),
+    T.float8_e8m0fnu: (2.0**-127, 2.0**127),
+    T.float6_e2m3fn: (-7.5, 7.5),
+    T.float6_e3m2fn: (-28, 28),
+    T.float4_e2m1fn: (-6, 6),
 }
 
 

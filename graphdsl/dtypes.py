@@ -85,6 +85,14 @@ class DType(enum.Enum):
     complex128 = "complex128"
     float8_e4m3fn = "float8_e4m3fn"
     float8_e5m2 = "float8_e5m2"
+    float8_e4m3fnuz = "float8_e4m3fnuz"
+    float8_e5m2fnuz = "float8_e5m2fnuz"
+    float8_e8m0fnu = "float8_e8m0fnu"
+    float6_e2m3fn = "float6_e2m3fn"
+    float6_e3m2fn = "float6_e3m2fn"
+    float4_e2m1fn = "float4_e2m1fn"
+    int4 = "int4"
+    uint4 = "uint4"
     tensor_float32 = "tensor_float32"
     index = "index"
     address = "address"
@@ -170,11 +178,23 @@ _FACTS: dict[DType, tuple[Kind, int, str]] = {
     DType.complex128: (Kind.complex, 128, "c128"),
     DType.float8_e4m3fn: (Kind.float, 8, "f8e4m3fn"),
     DType.float8_e5m2: (Kind.float, 8, "f8e5m2"),
+    DType.float8_e4m3fnuz: (Kind.float, 8, "f8e4m3fnuz"),
+    DType.float8_e5m2fnuz: (Kind.float, 8, "f8e5m2fnuz"),
+    DType.float8_e8m0fnu: (Kind.float, 8, "f8e8m0fnu"),
+    DType.float6_e2m3fn: (Kind.float, 6, "f6e2m3fn"),
+    DType.float6_e3m2fn: (Kind.float, 6, "f6e3m2fn"),
+    DType.float4_e2m1fn: (Kind.float, 4, "f4e2m1fn"),
+    DType.int4: (Kind.signed, 4, "int4"),
+    DType.uint4: (Kind.unsigned, 4, "uint4"),
     DType.tensor_float32: (Kind.float, 19, "tf32"),
     DType.index: (Kind.unsigned, 64, "index"),
     DType.address: (Kind.unsigned, 64, "address"),
 }
 
+# the ones numpy stores through ml_dtypes under their own names
+_ML_DTYPES = (DType.float8_e4m3fnuz, DType.float8_e5m2fnuz, DType.float8_e8m0fnu,
+              DType.float6_e2m3fn, DType.float6_e3m2fn, DType.float4_e2m1fn, DType.int4,
+              DType.uint4)  # fmt: skip
 _STORAGE: dict[DType, np.dtype[Any]] = {
     d: np.dtype(d.value) for d in DType if d.value in np.sctypeDict and d is not DType.bool
 }
@@ -184,6 +204,7 @@ _STORAGE.update(
         DType.bfloat16: np.dtype(ml_dtypes.bfloat16),
         DType.float8_e4m3fn: np.dtype(ml_dtypes.float8_e4m3fn),
         DType.float8_e5m2: np.dtype(ml_dtypes.float8_e5m2),
+        **{d: np.dtype(getattr(ml_dtypes, d.value)) for d in _ML_DTYPES},
         DType.tensor_float32: np.dtype(np.float32),
         DType.index: np.dtype(np.uint64),
         DType.address: np.dtype(np.uint64),
@@ -195,7 +216,7 @@ def _range(d: DType) -> tuple[int | float, int | float]:
     if d is DType.bool:
         return 0, 1
     if d.kind.is_integer:
-        info = np.iinfo(d.np)
+        info = ml_dtypes.iinfo(d.np) if d.bits == 4 else np.iinfo(d.np)  # type: ignore[no-untyped-call]
         return int(info.min), int(info.max)
     if d.kind is Kind.complex:
         finfo = np.finfo(d.np)
@@ -232,6 +253,15 @@ _NAMES.update(
         "e4m3": DType.float8_e4m3fn,
         "e5m2": DType.float8_e5m2,
         "idx": DType.index,
+        "f8_e4m3fnuz": DType.float8_e4m3fnuz,
+        "f8_e5m2fnuz": DType.float8_e5m2fnuz,
+        "f8_e8m0fnu": DType.float8_e8m0fnu,
+        "e8m0": DType.float8_e8m0fnu,
+        "f4_e2m1fn": DType.float4_e2m1fn,
+        "fp4": DType.float4_e2m1fn,
+        "si4": DType.int4,
+        "ui4": DType.uint4,
+        "s4": DType.int4,
     }
 )
 for _bits in (8, 16, 32, 64):

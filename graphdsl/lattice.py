@@ -301,8 +301,11 @@ _SPECIAL_ORDER = {
     DType.address: 2,
     DType.bfloat16: -1,
     DType.tensor_float32: 1,
-    DType.float8_e4m3fn: -3,
-    DType.float8_e5m2: -2,
+    DType.float8_e4m3fn: -7,
+    DType.float8_e5m2: -6,
+    DType.float8_e4m3fnuz: -5,
+    DType.float8_e5m2fnuz: -4,
+    DType.float8_e8m0fnu: -3,
 }
 
 

@@ -81,7 +81,10 @@ def ranged_literal_problem(
     """
     if isinstance(value, (bool, np.bool_)):
         value = int(value)
+    sub_byte = target.kind is Kind.float and target.bits < 8
     if isinstance(value, float):
+        if sub_byte:
+            return _SUB_BYTE.format(target.name)
         if target.kind is Kind.float:
             return ""
         if target.kind is not Kind.complex:
@@ -89,7 +92,7 @@ def ranged_literal_problem(
     if isinstance(value, int) and target in int_ranges:
         lo, hi = int_ranges[target]
         if lo <= value <= hi:
-            return ""
+            return _SUB_BYTE.format(target.name) if sub_byte else ""
         if target.kind is not Kind.float:
             return f"does not fit {target.name} (range {lo}..{hi})"
         return (
@@ -97,6 +100,13 @@ def ranged_literal_problem(
             f"{target.name}"
         )
     return literal_problem(value, target, exact=True)
+
+
+# max.graph's words, then why
+_SUB_BYTE = (
+    "cannot become a constant: Cannot create a constant of type 'DType.{0}' since it is a "
+    "sub-byte type (max.graph makes no constants of its 4- and 6-bit floats)"
+)
 
 
 def _number(v: int | float) -> str:

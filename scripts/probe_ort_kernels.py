@@ -72,6 +72,8 @@ TYPES: list[str] = [
     "COMPLEX128",
     "FLOAT8E4M3FN",
     "FLOAT8E5M2",
+    "FLOAT8E4M3FNUZ",
+    "FLOAT8E5M2FNUZ",
 ]
 
 NP_DTYPE: dict[str, Any] = {
@@ -92,12 +94,16 @@ NP_DTYPE: dict[str, Any] = {
     "COMPLEX128": np.complex128,
     "FLOAT8E4M3FN": ml_dtypes.float8_e4m3fn,
     "FLOAT8E5M2": ml_dtypes.float8_e5m2,
+    "FLOAT8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "FLOAT8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
 }
 # dtypes onnxruntime's python binding cannot take/return as numpy arrays directly
 RAW_VIEW: dict[str, Any] = {
     "BFLOAT16": np.uint16,
     "FLOAT8E4M3FN": np.uint8,
     "FLOAT8E5M2": np.uint8,
+    "FLOAT8E4M3FNUZ": np.uint8,
+    "FLOAT8E5M2FNUZ": np.uint8,
 }
 
 
@@ -578,6 +584,7 @@ def summarize(results: Results, errors: dict[str, str]) -> None:
         "UINT8": "u8", "UINT16": "u16", "UINT32": "u32", "UINT64": "u64", "FLOAT16": "f16",
         "BFLOAT16": "bf16", "FLOAT": "f32", "DOUBLE": "f64", "COMPLEX64": "c64",
         "COMPLEX128": "c128", "FLOAT8E4M3FN": "e4m3", "FLOAT8E5M2": "e5m2",
+        "FLOAT8E4M3FNUZ": "e4m3fnuz", "FLOAT8E5M2FNUZ": "e5m2fnuz",
     }  # fmt: skip
     header = f"{'op':16s}" + "".join(f"{abbrev[t]:>5s}" for t in TYPES)
     print(header)

@@ -36,7 +36,10 @@ def test_table_md_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
     assert md.splitlines()[0].startswith("|   | bool | int8 | int16 |")
     assert main(["table", "--policy", "jax", "--format", "csv"]) == 0
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0] == ",b1,u1,u2,u4,u8,i1,i2,i4,i8,bf,f2,f4,f8,c8,c16,f8e4m3fn,f8e5m2,i*,f*,c*"
+    assert rows[0] == (
+        ",b1,u1,u2,u4,u8,i1,i2,i4,i8,bf,f2,f4,f8,c8,c16,uint4,int4,f4e2m1fn,f6e2m3fn,"
+        "f6e3m2fn,f8e4m3fn,f8e5m2,f8e4m3fnuz,f8e5m2fnuz,f8e8m0fnu,i*,f*,c*"
+    )
     assert main(["table", "--policy", "anvil", "--ambiguous"]) == 0
     assert "| f64? | f64? |" in capsys.readouterr().out
 

@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
+from exporters.onnx._carried import CARRIER, round_into
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
 from graphdsl.dtypes import DType, Kind
@@ -24,8 +25,8 @@ from graphdsl.dtypes import DType, Kind
 __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
 T = DType
-NARROW = frozenset({T.float16, T.bfloat16, T.float8_e4m3fn, T.float8_e5m2})
-_FLOAT8 = frozenset({T.float8_e4m3fn, T.float8_e5m2})
+_FLOAT8 = frozenset({T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz})
+NARROW = frozenset({T.float16, T.bfloat16, *_FLOAT8})
 
 # Value-preserving widenings, in order of preference.
 WIDEN: dict[DType, tuple[DType, ...]] = {
@@ -42,6 +43,8 @@ WIDEN: dict[DType, tuple[DType, ...]] = {
     T.bfloat16: (T.float32, T.float64),
     T.float8_e4m3fn: (T.float16, T.float32),
     T.float8_e5m2: (T.float16, T.float32),
+    T.float8_e4m3fnuz: (T.float16, T.float32),
+    T.float8_e5m2fnuz: (T.float16, T.float32),
     T.float32: (T.float64,),
     T.float64: (),
 }
@@ -195,12 +198,14 @@ class Builder:
     def cast(self, v: V, to: DType) -> V:
         """A plain ONNX Cast (wrapping / rounding); cached per (value, dtype)."""
         src, dst = storage(v.dtype), storage(to)
-        if src is dst:
+        if src is dst and (to not in CARRIER or v.dtype is to):
             return V(v.name, to)
         key = (v.name, to)
         hit = self._casts.get(key)
         if hit is None:
-            if dst in _FLOAT8:
+            if to in CARRIER:
+                hit = round_into(self, V(v.name, v.dtype), to)
+            elif dst in _FLOAT8:
                 hit = self._to_float8(v, dst)
             elif not self.target.runs_cast(type_name(src), type_name(dst)):
                 hit = self._cast_around(v, src, dst, to)
@@ -247,6 +252,11 @@ class Builder:
         for e5m2, NaN for e4m3fn."""
         f = xf.dtype
         mag = self.elementwise("Abs", [xf])
+        if to in (T.float8_e4m3fnuz, T.float8_e5m2fnuz):  # no inf: past the top tie, NaN
+            edge = 248.0 if to is T.float8_e4m3fnuz else 61440.0
+            over = self.elementwise("GreaterOrEqual", [mag, self.scalar(edge, f)],
+                                    result_bool=True)  # fmt: skip
+            return self.select(over, self.scalar(np.nan, f), xf)
         if to is T.float8_e5m2:
             over = self.elementwise("GreaterOrEqual", [mag, self.scalar(61440.0, f)],
                                     result_bool=True)  # fmt: skip
@@ -479,7 +489,7 @@ class ExternalData:
 
 
 def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:
-    if dt in (T.bfloat16, T.float8_e4m3fn, T.float8_e5m2):
+    if dt is T.bfloat16 or dt in _FLOAT8:
         raw = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
         return helper.make_tensor(name, onnx_type(dt), arr.shape, raw.tobytes(), raw=True)
     return numpy_helper.from_array(arr.astype(storage(dt).np, order="C"), name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import json
 import os
 import re
 import warnings
@@ -15,6 +16,7 @@ import onnx
 from onnx import ModelProto, helper
 
 from exporters.onnx._builder import Builder, ExportError, ExternalData, V
+from exporters.onnx._carried import CARRIED_KEY, CARRIER
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
@@ -58,7 +60,8 @@ def _check_opset(graph: Graph, opset: int) -> None:
         )
     if opset < _FLOAT8_OPSET:
         for node in graph.nodes:
-            if node.dtype in (DType.float8_e4m3fn, DType.float8_e5m2):
+            if node.dtype in (DType.float8_e4m3fn, DType.float8_e5m2, DType.float8_e4m3fnuz,
+                              DType.float8_e5m2fnuz):  # fmt: skip
                 what = (f"input {node.attrs['name']!r}" if node.op == "input"
                         else f"{node.op} at {node.loc}")  # fmt: skip
                 raise ExportError(
@@ -141,7 +144,9 @@ def export(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _export(graph, files, opset=opset, target=target, check=check, exact=exact,
+        # a graphdsl.max Graph: the graphdsl graph underneath (whose inputs are symbols)
+        core: Graph = getattr(graph, "core_graph", graph)
+        return _export(core, files, opset=opset, target=target, check=check, exact=exact,
                        weights=weights, functions=functions)  # fmt: skip
     except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
         if files is not None:
@@ -270,8 +275,12 @@ def _export(
     model.producer_name = "graphdsl"
     model.producer_version = _producer_version()
     model.doc_string = f"Exported by graphdsl from graph {graph.name!r} for target {target!r}."
-    helper.set_model_props(model, {"graphdsl.policy": graph.policy.name, "graphdsl.target": target,
-                                   "graphdsl.exact": str(exact)})  # fmt: skip
+    props = {"graphdsl.policy": graph.policy.name, "graphdsl.target": target,
+             "graphdsl.exact": str(exact)}  # fmt: skip
+    carried = _carried_io(g, graph)
+    if carried:
+        props[CARRIED_KEY] = carried
+    helper.set_model_props(model, props)
     if b.external is not None:
         b.external.close()
     _check_and_save(model, files, external=large, check=check)
@@ -283,6 +292,16 @@ def _export(
         entry = model.metadata_props.add()
         entry.key, entry.value = DATA_FOLDER, os.path.dirname(os.path.abspath(files.path))
     return model
+
+
+def _carried_io(g: onnx.GraphProto, graph: Graph) -> str:
+    """JSON naming the model's inputs and outputs of carried dtypes ('' if none)."""
+    ins = {s.attrs["name"]: s.dtype.name for s in graph.inputs if s.dtype in CARRIER}
+    outs = {o.name: s.dtype.name for o, s in zip(g.output, graph.outputs, strict=True)
+            if s.dtype in CARRIER}  # fmt: skip
+    if not ins and not outs:
+        return ""
+    return json.dumps({"inputs": ins, "outputs": outs}, sort_keys=True)
 
 
 def _warn_cpu_nodes(graph: Graph, model: ModelProto, tgt: Target) -> None:

@@ -14,12 +14,13 @@ import onnx
 import onnxruntime as ort
 from onnx import ModelProto
 
+from exporters.onnx._carried import carried_io
 from exporters.onnx._export import DATA_FOLDER
 from exporters.onnx._files import external_data_problem, writes
 from exporters.onnx._run_errors import RunError
 from exporters.onnx._run_options import Options
 from exporters.onnx._skeleton import read_skeleton
-from exporters.onnx._types import onnx_type
+from exporters.onnx._types import onnx_type, storage
 from graphdsl.dtypes import DType
 from graphdsl.inputs import InputError, match_names
 
@@ -29,6 +30,8 @@ _RAW: dict[int, tuple[type, DType]] = {  # onnx types numpy cannot hand to onnxr
     onnx.TensorProto.BFLOAT16: (np.uint16, DType.bfloat16),
     onnx.TensorProto.FLOAT8E4M3FN: (np.uint8, DType.float8_e4m3fn),
     onnx.TensorProto.FLOAT8E5M2: (np.uint8, DType.float8_e5m2),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: (np.uint8, DType.float8_e4m3fnuz),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: (np.uint8, DType.float8_e5m2fnuz),
 }
 _NP_OF_ONNX = {  # for checking inputs of models not built from a Graph
     t: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t))
@@ -73,18 +76,39 @@ class _Session:
         types = _io_types(proto)
         self.raw_in = {n: _RAW[t] for n, t in types[0].items() if t in _RAW}
         self.raw_out = [_RAW.get(types[1].get(n, 0)) for n in self.output_names]
+        # dtypes carried in a wider ONNX type (exporters/onnx/_carried.py): converted here
+        carried_in, carried_out = carried_io({e.key: e.value for e in proto.metadata_props})
+        self.carried_in = carried_in
+        self.carried_out = [carried_out.get(n) for n in self.output_names]
         self.in_types = types[0]
         self.in_shapes = {i.name: i.shape for i in self.inputs}
         # (name, numpy dtype, dims) for the per-call fast check
-        self.spec = [
-            (n, self.raw_in[n][1].np if n in self.raw_in else _NP_OF_ONNX.get(self.in_types[n]),
-             tuple(self.in_shapes[n]))
-            for n in self.names
-        ]  # fmt: skip
-        self.plain = not self.raw_in and not any(self.raw_out)
+        self.spec = [(n, self.want_np(n), tuple(self.in_shapes[n])) for n in self.names]
+        self.plain = (
+            not self.raw_in
+            and not any(self.raw_out)
+            and not carried_in
+            and not any(self.carried_out)
+        )
         # the declared output dims: ints, dimension names (bound by the inputs) or None
         self.out_dims = [tuple(o.shape) for o in self.sess.get_outputs()]
         self.symbolic_out = any(isinstance(d, str) for dims in self.out_dims for d in dims)
+
+    def want_np(self, name: str) -> np.dtype[Any] | None:
+        """The numpy dtype input ``name`` takes (None: one numpy lacks)."""
+        if name in self.carried_in:
+            return self.carried_in[name].np
+        if name in self.raw_in:
+            return self.raw_in[name][1].np
+        return _NP_OF_ONNX.get(self.in_types[name])
+
+    def uncarry(self, outs: list[np.ndarray]) -> list[np.ndarray]:
+        """Outputs of carried dtypes as arrays of those dtypes (exact: each carrier value is
+        one of the dtype's)."""
+        if not any(self.carried_out):
+            return outs
+        return [o if d is None else np.asarray(o).astype(d.np)
+                for o, d in zip(outs, self.carried_out, strict=True)]  # fmt: skip
 
     def check_outputs(self, outs: Sequence[np.ndarray], arrays: Sequence[np.ndarray]) -> None:
         """Each output has its declared shape, its dimension names bound as the inputs bind
@@ -159,6 +183,12 @@ class _Session:
         return inputs
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        if self.carried_in:
+            arrays = [a.astype(storage(self.carried_in[n]).np) if n in self.carried_in else a
+                      for n, a in zip(self.names, arrays, strict=True)]  # fmt: skip
+        return self.uncarry(self._call(arrays))
+
+    def _call(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         if not self.raw_in and not any(self.raw_out):
             feeds = dict(zip(self.names, arrays, strict=True))
             outs = self.sess.run(self.output_names, feeds, _QUIET)
@@ -219,7 +249,6 @@ def _io_types(m: ModelProto) -> tuple[dict[str, int], dict[str, int]]:
     return ins, outs
 
 
-
 def _check_model_inputs(
     sess: _Session, inputs: Mapping[str, Any] | Sequence[Any]
 ) -> list[np.ndarray]:
@@ -232,8 +261,7 @@ def _check_model_inputs(
     bound: dict[str, tuple[int, str]] = {}
     for name, v in zip(names, values, strict=True):
         arr = np.asarray(v)
-        t = sess.in_types[name]
-        want = sess.raw_in[name][1].np if name in sess.raw_in else _NP_OF_ONNX.get(t)
+        want = sess.want_np(name)
         if want is not None and arr.dtype != want:
             raise RunError(f"input {name!r}: expected dtype {want}, got {arr.dtype}")
         shape = sess.in_shapes[name]

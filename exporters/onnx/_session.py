@@ -35,6 +35,7 @@ import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx import _run
+from exporters.onnx._carried import CARRIER
 from exporters.onnx._run import RunError
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, match_names
@@ -149,7 +150,9 @@ class Session:
         if check:
             sess.check_shapes([tuple(o.shape()) for o in outs], shapes)
         if outputs == "numpy":
-            return [_run._from_ortvalue(o, r) for o, r in zip(outs, sess.raw_out, strict=True)]
+            return sess.uncarry(
+                [_run._from_ortvalue(o, r) for o, r in zip(outs, sess.raw_out, strict=True)]
+            )
         return list(outs)
 
 
@@ -165,6 +168,7 @@ def _device_of(opts: _run.Options) -> tuple[str, int]:
 # numpy dtypes onnxruntime takes only reinterpreted (ml_dtypes' bfloat16, float8): storage
 # dtype and graphdsl DType
 _RAW_BY_NP = {d.np: (store, d) for store, d in _run._RAW.values()}
+_CARRIED_BY_NP = {d.np: c for d, c in CARRIER.items()}
 
 
 def _as_ortvalue(value: Any, name: str) -> Any:
@@ -175,6 +179,9 @@ def _as_ortvalue(value: Any, name: str) -> Any:
         return value
     if isinstance(value, np.ndarray | np.generic):
         arr = np.ascontiguousarray(value)  # keeps rank 0; copies only a strided array
+        carried = _CARRIED_BY_NP.get(arr.dtype)
+        if carried is not None:  # exactly into its carrier (exporters/onnx/_carried.py)
+            arr = arr.astype(carried.np)
         raw = _RAW_BY_NP.get(arr.dtype)
         if raw is not None:
             return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from exporters.onnx._carried import CARRIER
 from graphdsl.dtypes import DType
 
 __all__ = ["ONNX_TYPE", "onnx_type", "type_name"]
@@ -26,6 +27,15 @@ ONNX_TYPE: dict[DType, int] = {
     DType.complex128: TensorProto.COMPLEX128,
     DType.float8_e4m3fn: TensorProto.FLOAT8E4M3FN,
     DType.float8_e5m2: TensorProto.FLOAT8E5M2,
+    DType.float8_e4m3fnuz: TensorProto.FLOAT8E4M3FNUZ,
+    DType.float8_e5m2fnuz: TensorProto.FLOAT8E5M2FNUZ,
+    # carried in a wider type (exporters/onnx/_carried.py)
+    DType.float4_e2m1fn: TensorProto.FLOAT,
+    DType.float6_e2m3fn: TensorProto.FLOAT,
+    DType.float6_e3m2fn: TensorProto.FLOAT,
+    DType.float8_e8m0fnu: TensorProto.FLOAT,
+    DType.int4: TensorProto.INT8,
+    DType.uint4: TensorProto.UINT8,
     # stored as their storage types
     DType.tensor_float32: TensorProto.FLOAT,
     DType.index: TensorProto.UINT64,
@@ -43,9 +53,10 @@ def type_name(d: DType) -> str:
 
 
 _STORAGE = {DType.tensor_float32: DType.float32, DType.index: DType.uint64,
-            DType.address: DType.uint64}  # fmt: skip
+            DType.address: DType.uint64, **CARRIER}  # fmt: skip
 
 
 def storage(d: DType) -> DType:
-    """The dtype a value computes as (aliases compute as what stores them)."""
+    """The dtype a value computes as (aliases compute as what stores them; carried dtypes as
+    their carriers, rounding back in Builder.cast)."""
     return _STORAGE.get(d, d)

@@ -26,6 +26,12 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
     target = to.np
     if x.dtype == target:
         return x
+    if x.dtype.name in ("int4", "uint4"):  # exactly to 8 bits (ml_dtypes' int4 -> uint4
+        x = x.astype(np.int8 if x.dtype.name == "int4" else np.uint8)  # saturates)
+        if x.dtype == target:
+            return x
+    if to in (DType.int4, DType.uint4) and x.dtype.kind in "iub":
+        x = x.astype(np.int64)  # ml_dtypes wraps int64 (and refuses to wrap some others)
     src_kind = x.dtype.kind
     with np.errstate(all="ignore"):
         if (to.is_integer and src_kind in "fcV") or (to.is_integer and _is_ml_float(x.dtype)):
@@ -47,4 +53,5 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
 
 
 def _is_ml_float(d: np.dtype[Any]) -> bool:
-    return d.kind == "V" or d.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+    """An ml_dtypes float (numpy's kind 'V', as ml_dtypes' int4 and uint4)."""
+    return d.kind == "V" and not d.name.startswith(("int", "uint"))

@@ -161,7 +161,11 @@ def np_impl(fn: Callable[..., Any]) -> Impl:
 
 # ---------------------------------------------------------------------------- execution
 
-_NARROW = frozenset({DType.float16, DType.bfloat16, DType.float8_e4m3fn, DType.float8_e5m2})
+# floats that compute in float32 (every float narrower than it), and the 4-bit integers,
+# which compute in the 8-bit ones and wrap back (ml_dtypes' own int4 arithmetic is not
+# two's complement everywhere: -int4(-8) gives 8)
+_NARROW = frozenset(d for d in DType if d.is_float and d.bits < 19)
+_WIDE_INT = {DType.int4: np.dtype(np.int8), DType.uint4: np.dtype(np.uint8)}
 
 
 def run_node(node: Symbol, values: list[np.ndarray], dims: dict[str, int]) -> np.ndarray:
@@ -186,6 +190,9 @@ def apply_op(
     narrow = out.dtype in _NARROW or any(d in _NARROW for d in in_dtypes)
     if narrow and op != "cast":
         args = [a.astype(np.float32) if d in _NARROW else a
+                for a, d in zip(args, in_dtypes, strict=True)]  # fmt: skip
+    if op != "cast" and any(d in _WIDE_INT for d in in_dtypes):
+        args = [a.astype(_WIDE_INT[d]) if d in _WIDE_INT else a
                 for a, d in zip(args, in_dtypes, strict=True)]  # fmt: skip
     if dims:
         attrs = {**attrs, "_bound": dims}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from graphdsl.dtypes import DType, Kind
@@ -39,8 +40,10 @@ __all__ = ["explain", "implicit_cast", "is_lossless", "make_casts_explicit"]
 
 def is_lossless(src: DType, dst: DType) -> bool:
     """True if every value of ``src`` converts to ``dst`` and back unchanged."""
-    if src is dst or src is DType.bool:
+    if src is dst:
         return True
+    if src is DType.bool:
+        return dst is not DType.float8_e8m0fnu  # e8m0 holds no zero
     if dst is DType.bool:
         return False
     if src.is_integer:
@@ -54,11 +57,28 @@ def is_lossless(src: DType, dst: DType) -> bool:
     s_bits, d_bits = src.mantissa_bits, dst.mantissa_bits
     s_max = src.max if src.kind is Kind.float else 0.0
     d_max = dst.max
-    tiny = {DType.float8_e4m3fn: 2.0**-9, DType.float8_e5m2: 2.0**-16, DType.float16: 2.0**-24,
-            DType.bfloat16: 2.0**-133, DType.float32: 2.0**-149, DType.tensor_float32: 2.0**-149,
-            DType.float64: 2.0**-1074}  # fmt: skip
     real_dst = dst if dst.kind is Kind.float else {64: DType.float32, 128: DType.float64}[dst.bits]
-    return d_bits >= s_bits and float(d_max) >= float(s_max) and tiny[real_dst] <= tiny[src]
+    if not _has_zero_and_sign(src) <= _has_zero_and_sign(real_dst):
+        return False  # e8m0 has neither; fnuz floats have no -0.0
+    return d_bits >= s_bits and float(d_max) >= float(s_max) and _tiny(real_dst) <= _tiny(src)
+
+
+def _tiny(d: DType) -> float:
+    """The smallest positive value of float dtype ``d``."""
+    info = ml_dtypes.finfo(DType.float32.np if d is DType.tensor_float32 else d.np)  # type: ignore[no-untyped-call]
+    return float(info.smallest_subnormal)
+
+
+def _has_zero_and_sign(d: DType) -> set[str]:
+    """Which of zero, -0.0, negatives and NaN float dtype ``d`` holds."""
+    if d is DType.float8_e8m0fnu:
+        return {"nan"}
+    have = {"zero", "negative"}
+    if not d.name.endswith("fnuz"):
+        have.add("-0")
+    if d.bits >= 8:
+        have.add("nan")
+    return have
 
 
 def _conversion_kind(d: DType) -> str:

@@ -24,7 +24,7 @@ def _cast(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def convert(b: Builder, x: V, to: DType) -> V:
     """graphdsl's conversion semantics: float -> integer truncates and saturates, NaN -> 0."""
     src = x.dtype
-    if src in (T.float8_e4m3fn, T.float8_e5m2):
+    if src in (T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz):
         x = b.cast(x, T.float32)  # exact; onnxruntime's float8 -> bool reads -0 as True
         src = T.float32
     if not (src.kind is Kind.float and to.is_integer):

@@ -52,4 +52,4 @@ def _dynamic_slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) 
     return b.cast(made, x.dtype)
 
 
-_FLOAT8 = (T.float8_e4m3fn, T.float8_e5m2)
+_FLOAT8 = (T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz)

@@ -20,8 +20,8 @@ from graphdsl.graph import Symbol
 # onnxruntime's CPU kernels take every dtype here but the half and float8 ones (measured);
 # those are exact in float32, where max and min are exact and products round once, as the
 # reference's
-_WIDE = {T.float8_e4m3fn: T.float32, T.float8_e5m2: T.float32, T.float16: T.float32,
-         T.bfloat16: T.float32}  # fmt: skip
+_WIDE = {T.float8_e4m3fn: T.float32, T.float8_e5m2: T.float32, T.float8_e4m3fnuz: T.float32,
+         T.float8_e5m2fnuz: T.float32, T.float16: T.float32, T.bfloat16: T.float32}  # fmt: skip
 
 
 def _scatter(elements: bool, kind: str) -> None:
