@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphdsl._promotion_types import LiteralRule
 from graphdsl._source import Location
 from graphdsl.dtypes import DType
-from graphdsl.literals import LiteralError, literal_fix
+from graphdsl.literals import literal_error, literal_fix
 from graphdsl.opdef import OPS
 from graphdsl.policies import Policy, Promoted, PromotionError
-from graphdsl.shapes import ShapeError
+from graphdsl.shapes import ShapeError, dims_of
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["NO_ATTRS", "Typing", "check_literal", "literal_wants", "type_op"]
@@ -42,7 +43,8 @@ def type_op(
         ) from None
     except (OpTypeError, ShapeError) as e:
         raise type(e)(f"{op} (at {loc}): {e}") from None
-    return in_dtypes, out, opdef.truthy
+    shape = dims_of(out.shape)  # a str a rule passed on from the user becomes a Dim
+    return in_dtypes, out if shape is out.shape else out._replace(shape=shape), opdef.truthy
 
 
 def literal_wants(
@@ -75,10 +77,13 @@ def check_literal(
     """Raise unless the literal ``value`` fits ``want``, the dtype ``op`` converts it to."""
     problem = policy.literal_problem(value, want)
     if problem:
-        raise LiteralError(
+        raise literal_error(
+            policy.literals is LiteralRule.max_graph,
+            value,
+            want,
             f"{op} (at {loc}): the literal {value!r} {problem} (operand types "
             f"{', '.join(str(t) for t in types)}, policy {policy.name!r}); "
-            f"{literal_fix(value, want)}"
+            f"{literal_fix(value, want)}",
         )
 
 

@@ -70,6 +70,8 @@ OP_CLASSES: dict[str, str] = {
     "true_divide": "x / y (div): the operand dtypes and result of a true division",
     "float_math": "a floating-only function of one operand (exp, log, sqrt, sin, cos, tanh, "
     "sigmoid, erf, gelu, silu, ...), which computes integers in the default float",
+    "logical": "logical_and, logical_or, logical_xor, logical_not: the operands they take "
+    "(by truth value, or bools only)",
 }
 
 

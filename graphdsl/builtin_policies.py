@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphdsl import lattices as _lat
+from graphdsl._promotion_types import PromotionError
 from graphdsl.dtypes import DType
 from graphdsl.policies import OpTyping, Policy, Promoted
 
@@ -57,6 +58,8 @@ def _max_graph_div(p: Policy, operands: Sequence[Promoted]) -> OpTyping:
     acc = operands[0]
     for o in operands[1:]:
         acc = p.decide(acc.dtype, acc.ambiguous, o.dtype, o.ambiguous).result
+    if acc.dtype is DType.bool and not p.bool_arithmetic:
+        raise PromotionError("bool / bool: max.graph types it as bool; MAX's compiler refuses it")
     compute = f64 if acc.dtype.kind.rank < 2 else acc.dtype  # bool or integer: in float64
     return OpTyping(
         (compute,) * len(operands), acc, "max.graph's div keeps the operands' common dtype"
@@ -74,6 +77,19 @@ def _max_graph_float_math(p: Policy, operands: Sequence[Promoted]) -> OpTyping |
     return OpTyping(
         (DType.float64,), x, f"max.graph keeps the {x.dtype.name} dtype (computed in float64)"
     )
+
+
+def _max_graph_logical(p: Policy, operands: Sequence[Promoted]) -> OpTyping | None:
+    """max.graph's logical ops (``&``, ``|``, ``^``, ``~`` on its values) take bools only
+    ("rmo.and: Inputs must be bools"); a Python bool or int literal becomes a bool."""
+    wrong = [o.dtype.name for o in operands if o.dtype is not DType.bool and not o.ambiguous]
+    if wrong:
+        raise PromotionError(
+            f"max.graph's logical ops take bool operands only, got {', '.join(wrong)} (policy "
+            f"{p.name!r}; the other policies take any operand by its truth value): compare "
+            "first (x != 0), or cast to bool"
+        )
+    return None
 
 
 _POLICIES: dict[str, Policy] = {
@@ -120,7 +136,12 @@ _POLICIES: dict[str, Policy] = {
             literals="max-graph",
             defaults=_X64,
             int_literal_ranges=_MAX_GRAPH_INT_RANGES,
-            op_rules={"true_divide": _max_graph_div, "float_math": _max_graph_float_math},
+            op_rules={
+                "true_divide": _max_graph_div,
+                "float_math": _max_graph_float_math,
+                "logical": _max_graph_logical,
+            },
+            bool_arithmetic=True,
             description="Modular's max.graph 26 (the max Python package), from recorded "
             "goldens: exact conversions only, literals take the tensor's dtype",
         ),

@@ -24,7 +24,7 @@ import numpy as np
 from graphdsl.graph import Graph, GraphError, Symbol
 from graphdsl.inputs import bind_inputs
 from graphdsl.ops._convert import cast_array
-from graphdsl.ops._define import apply_op, run_node
+from graphdsl.ops._define import apply_op, check_computable, run_node
 from graphdsl.ops._nested import results_of
 from graphdsl.regions import regions_of
 from graphdsl.shapes import ShapeError
@@ -49,9 +49,12 @@ def evaluate(
     ``.safetensors`` path, :func:`~graphdsl.load_weights`, or a dict of arrays; each is
     checked against its declaration and read (memory-mapped) when it is used.
     """
+    # a graphdsl.max Graph: the graphdsl graph underneath (whose inputs are symbols)
+    graph = getattr(graph, "core_graph", graph)
     if not graph.outputs:
         raise GraphError(f"graph {graph.name!r} has no outputs: call g.output(...) first")
     verify(graph, check_types=False)  # a corrupted graph (a cycle) fails here, not in numpy
+    check_computable(graph)  # max-graph's bool arithmetic: typed as max.graph types it, only
     arrays, dims = bind_inputs(graph, inputs)
     declared = declared_weights(graph)
     bound = _bind_weights(graph, declared, weights)

@@ -17,11 +17,54 @@ import numpy as np
 
 from graphdsl.dtypes import DType, Kind
 
-__all__ = ["LiteralError", "literal_fix", "literal_problem", "ranged_literal_problem"]
+__all__ = [
+    "LiteralError",
+    "SubByteLiteralError",
+    "literal_error",
+    "literal_fix",
+    "literal_problem",
+    "max_graph_words",
+    "ranged_literal_problem",
+]
 
 
 class LiteralError(ValueError):
     """A Python literal that cannot be represented in the dtype it must take."""
+
+
+class SubByteLiteralError(LiteralError, TypeError):
+    """A literal for a 4- or 6-bit float under max-graph, which max.graph refuses with a
+    TypeError (it makes no constants of them); a :class:`LiteralError` too."""
+
+
+def max_graph_words(value: bool | int | float | complex, target: DType) -> str:
+    """max.graph's first line for a literal it refuses to convert to ``target`` (graphdsl's
+    explanation follows it in the message).
+
+    >>> import graphdsl as gd
+    >>> print(max_graph_words(300, gd.int8))
+    Unsafe cast: Can't promote python int with value (300) to dtype(DType.int8). It would lose
+    precision.
+    """
+    if isinstance(value, float):
+        return f"Unsafe cast: Can't promote python float to dtype(DType.{target.name})."
+    shown = int(value) if isinstance(value, (bool, np.bool_)) else value
+    return (
+        f"Unsafe cast: Can't promote python int with value ({shown}) to "
+        f"dtype(DType.{target.name}). It would lose precision."
+    )
+
+
+def literal_error(
+    max_graph: bool, value: bool | int | float | complex, target: DType, text: str
+) -> LiteralError:
+    """The error for a literal that does not fit ``target``: ``text``, after max.graph's own
+    words under the max-graph rule (as the class max.graph raises)."""
+    if not max_graph:
+        return LiteralError(text)
+    if "since it is a sub-byte type" in text:  # (the words are in the problem already)
+        return SubByteLiteralError(f"{_SUB_BYTE_WORDS.format(target.name)} ({text})")
+    return LiteralError(f"{max_graph_words(value, target)} ({text})")
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
@@ -47,10 +90,15 @@ def literal_problem(value: bool | int | float | complex, target: DType, *, exact
     for part in parts:
         if isinstance(part, float) and not math.isfinite(part):
             continue  # inf and nan are values of every float dtype we have
-        with np.errstate(over="ignore"):
+        if target is DType.float8_e8m0fnu and part <= 0:
+            return (
+                f"is not a value of {target.name}, whose values are the powers of two "
+                "2**-127..2**127 (and NaN): it has no zero and no negative values"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
             stored = np.array(part, dtype=np.float64).astype(target.np)
         as_float = np.real(stored).astype(np.float64)
-        if not np.isfinite(as_float):
+        if not np.isfinite(as_float) or abs(part) >= _overflow_edge(target):
             return f"overflows {target.name} (largest finite value {target.max:g})"
         if exact and isinstance(part, int) and int(as_float) != part:
             return f"is not exactly representable in {target.name}"
@@ -102,6 +150,18 @@ def ranged_literal_problem(
     return literal_problem(value, target, exact=True)
 
 
+def _overflow_edge(target: DType) -> float:
+    """For the 4- and 6-bit floats, which saturate where others overflow: the magnitude from
+    which a value would round past the largest value (that value plus half its spacing
+    there; their largest values have odd significands, so the tie rounds up). Others: inf
+    (their conversions say it: inf or NaN)."""
+    if target.kind is not Kind.float or target.bits >= 8:
+        return math.inf
+    top = float(target.max)
+    return top + 2.0 ** (math.floor(math.log2(top)) - (target.mantissa_bits - 1)) / 2
+
+
+_SUB_BYTE_WORDS = "Cannot create a constant of type 'DType.{0}' since it is a sub-byte type."
 # max.graph's words, then why
 _SUB_BYTE = (
     "cannot become a constant: Cannot create a constant of type 'DType.{0}' since it is a "
@@ -117,4 +177,6 @@ def literal_fix(value: bool | int | float | complex, target: DType) -> str:
     """How to fix a literal that does not fit ``target``."""
     if target.is_integer and isinstance(value, float):
         return "use an integer literal, or cast the other operand to a float dtype"
+    if target is DType.float8_e8m0fnu and not isinstance(value, complex) and value <= 0:
+        return "use a positive literal, or cast the other operand to a float that holds it"
     return f"cast the other operand to a wider type than {target.name}, or use a smaller literal"

@@ -64,7 +64,12 @@ from graphdsl._promotion_types import (
 from graphdsl._table import render_table
 from graphdsl.dtypes import DType, dtype
 from graphdsl.lattice import Lattice, Weak
-from graphdsl.literals import LiteralError, literal_fix, literal_problem, ranged_literal_problem
+from graphdsl.literals import (
+    literal_error,
+    literal_fix,
+    literal_problem,
+    ranged_literal_problem,
+)
 from graphdsl.notation import JAX_CODES, notation_for
 
 __all__ = [
@@ -102,6 +107,9 @@ class Policy(PromotionRules):
             be exactly representable).
         op_rules: ``op class -> rule`` (classes in :data:`OP_CLASSES`): op-specific operand
             dtypes and results, asked for by the ops of that class (see :meth:`op_typing`).
+        bool_arithmetic: type arithmetic on bool operands (``bool - bool``, ``sum`` of a
+            bool) as bool, as max.graph does, instead of refusing it; such a graph builds
+            and prints, but evaluating or exporting it raises, as MAX's compiler refuses it.
 
     >>> import graphdsl as gd
     >>> from graphdsl import DType as T
@@ -122,6 +130,7 @@ class Policy(PromotionRules):
         description: str = "",
         int_literal_ranges: Mapping[DType, tuple[int | float, int | float]] | None = None,
         op_rules: Mapping[str, OpRule] | None = None,
+        bool_arithmetic: bool = False,
     ) -> None:
         super().__init__(
             name, lattice, literals=literals, defaults=defaults, strict_weak=strict_weak
@@ -135,6 +144,7 @@ class Policy(PromotionRules):
                 f"are {', '.join(map(repr, OP_CLASSES))}"
             )
         self.op_rules: dict[str, OpRule] = dict(op_rules or {})
+        self.bool_arithmetic = bool_arithmetic
 
     def __repr__(self) -> str:
         return f"Policy({self.name!r})"
@@ -233,9 +243,12 @@ class Policy(PromotionRules):
         """
         problem = self.literal_problem(value, target)
         if problem:
-            raise LiteralError(
+            raise literal_error(
+                self.literals is LiteralRule.max_graph,
+                value,
+                target,
                 f"the literal {value!r} {problem} under policy {self.name!r}; "
-                + literal_fix(value, target)
+                + literal_fix(value, target),
             )
 
     def literal_problem(self, value: bool | int | float | complex, target: DType) -> str:

@@ -1,7 +1,17 @@
-"""Static shapes: integer and symbolic (string) dimensions, broadcasting, axes.
+"""Static shapes: integer and symbolic dimensions, broadcasting, axes.
+
+A shape is a tuple of dimensions: a static size is a plain ``int``, a symbolic one a
+:class:`~graphdsl.dims.SymbolicDim` (a name) or :class:`~graphdsl.dims.AlgebraicDim` (a
+polynomial in names, with MAX's algebra: :mod:`graphdsl.dims`), both ``str`` subclasses whose
+value is graphdsl's text (``"batch"``, ``"n*2+-1"``). A shape given by the user
+(:func:`shape_of`) may name its dimensions with plain strs; a str that is graphdsl's text of
+a dimension (``"n*2+-1"``, what graphdsl prints) reads back as that dimension.
 
 >>> broadcast_shapes(("batch", 1, 4), (3, 1))
 ('batch', 3, 4)
+>>> x, y = shape_of(("b", "past", 8)), shape_of(("b", "seq", 8))
+>>> x[1] + y[1], shape_of(("b", x[1] + y[1])) == ("b", "past+seq")
+(Dim('past') + Dim('seq'), True)
 >>> broadcast_shapes((2, 3), (4, 3))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
@@ -10,24 +20,42 @@ graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension
 
 from __future__ import annotations
 
-import itertools
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TypeAlias
+from typing import Any, TypeAlias
+
+from graphdsl import dims as _dims
+from graphdsl.dims import (
+    AlgebraicDim,
+    FloorDiv,
+    Poly,
+    StaticDim,
+    SymbolicDim,
+    as_dim,
+    core_dim,
+    dim_text,
+)
 
 __all__ = [
+    "AlgebraicDim",
     "Dim",
     "Shape",
     "ShapeError",
+    "StaticDim",
+    "SymbolicDim",
+    "as_dim",
     "bind_dim",
     "broadcast_shapes",
+    "core_dim",
     "derived_dim",
     "dim_factors",
     "dim_poly",
+    "dim_repr",
     "dim_terms",
+    "dim_text",
+    "dims_of",
     "floordiv_dim",
     "format_shape",
     "normalize_axes",
@@ -35,9 +63,12 @@ __all__ = [
     "render_dim",
     "render_poly",
     "shape_of",
+    "shape_repr",
     "sum_dims",
 ]
 
+# A dimension in graphdsl's shapes: an int, or a str (a SymbolicDim or AlgebraicDim; a plain
+# str where a user gave one, until shape_of or an op's type rule reads it)
 Dim: TypeAlias = int | str
 Shape: TypeAlias = tuple[Dim, ...]
 
@@ -46,34 +77,69 @@ class ShapeError(ValueError):
     """Shapes that do not fit an op (broadcasting, matmul, reshape, axes)."""
 
 
-def format_shape(shape: Shape) -> str:
-    """``(batch, 4)``; a scalar is ``()``."""
+def format_shape(shape: Sequence[Any]) -> str:
+    """``(batch, 4)``, dims in graphdsl's text (``(n*2+-1, 4)``); a scalar is ``()``."""
     if len(shape) == 1:
-        return f"({shape[0]},)"
-    return "(" + ", ".join(str(d) for d in shape) + ")"
+        return f"({dim_text(shape[0])},)"
+    return "(" + ", ".join(dim_text(d) for d in shape) + ")"
 
 
-def shape_of(dims: Sequence[int | str]) -> Shape:
-    """Validate and normalize a user-given shape."""
+def dim_repr(d: Any) -> str:
+    """A dimension as graphdsl's messages quote it: an int as itself, a symbolic one as its
+    text in quotes (``'n*2'``, as a user writes it; ``repr()`` gives MAX's ``Dim('n') * Dim(2)``).
+
+    >>> dim_repr(3), dim_repr(as_dim("n") * 2)
+    ('3', "'n*2'")
+    """
+    return repr(d) if isinstance(d, int) else repr(dim_text(d))
+
+
+def shape_repr(shape: Sequence[Any]) -> str:
+    """A shape as graphdsl's messages quote it, a tuple of ints and texts: ``('b', 4)``."""
+    inner = ", ".join(dim_repr(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def shape_of(dims: Sequence[Any]) -> Shape:
+    """Validate and normalize a user-given shape: ints (a ``StaticDim`` too), dims, and strs
+    (a name, or graphdsl's text of a dimension: :func:`~graphdsl.dims.as_dim`).
+
+    >>> shape_of(["batch", 4, "n*2+-1"])
+    (Dim('batch'), 4, (Dim('n') * Dim(2)) + Dim(-1))
+    """
     out: list[Dim] = []
     for d in dims:
-        if isinstance(d, bool) or not isinstance(d, (int, str)):
-            raise ShapeError(
-                f"a dimension must be an int or a symbolic name (str), got {d!r} in "
-                f"{tuple(dims)}; use sizes like 3 and names like 'batch'"
-            )
-        if isinstance(d, int) and d < 0:
-            raise ShapeError(
-                f"a dimension must be >= 0, got {d} in {tuple(dims)}; name a dimension whose "
-                "size varies ('batch') instead of -1"
-            )
-        if isinstance(d, str) and not d:
+        if type(d) is int or isinstance(d, (SymbolicDim, AlgebraicDim)):
+            v: Any = d
+        elif isinstance(d, StaticDim) or (isinstance(d, int) and not isinstance(d, bool)):
+            v = int(d)
+        elif isinstance(d, str) and d:
+            v = core_dim(d)
+        elif isinstance(d, str):
             raise ShapeError(
                 f"a symbolic dimension needs a name, got '' in {tuple(dims)}; use a name "
                 "like 'batch'"
             )
-        out.append(int(d) if isinstance(d, int) else d)
+        else:
+            raise ShapeError(
+                f"a dimension must be an int or a symbolic name (str), got {d!r} in "
+                f"{tuple(dims)}; use sizes like 3 and names like 'batch'"
+            )
+        if isinstance(v, int) and v < 0:
+            raise ShapeError(
+                f"a dimension must be >= 0, got {v} in {tuple(dims)}; name a dimension whose "
+                "size varies ('batch') instead of -1"
+            )
+        out.append(v)
     return tuple(out)
+
+
+def dims_of(shape: tuple[Any, ...]) -> Shape:
+    """An op's result shape with its dims as graphdsl's shapes hold them (ints, and
+    SymbolicDim or AlgebraicDim for a plain str); the same tuple where they already are."""
+    if all(type(d) is int or isinstance(d, (SymbolicDim, AlgebraicDim)) for d in shape):
+        return shape
+    return tuple(core_dim(d) for d in shape)
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
@@ -96,8 +162,9 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
             elif dim != d:
                 listed = " and ".join(format_shape(x) for x in shapes)
                 raise ShapeError(
-                    f"shapes {listed} do not broadcast: dimension {dim} vs {d}; dimensions "
-                    "aligned from the right must be equal or 1 (reshape or broadcast_to first)"
+                    f"shapes {listed} do not broadcast: dimension {dim_text(dim)} vs "
+                    f"{dim_text(d)}; dimensions aligned from the right must be equal or 1 "
+                    "(reshape or broadcast_to first)"
                 )
         result.append(dim)
     return tuple(result)
@@ -134,133 +201,53 @@ def num_elements(shape: Shape) -> int | None:
     return math.prod(int(d) for d in shape)
 
 
-# A symbolic dimension is a polynomial in its names: a sum of terms, each a rational coefficient
-# times a product of names raised to (possibly negative) powers. Its text form is what
-# render_poly writes and dim_poly reads: terms joined by "+", each "-"? then factors joined by
-# "*", then at most one "/" and the divisors ("n*2+m*3/2+-4"). A term may also be a floor
-# division "(num)//(den)" (floordiv_dim; graphdsl.max writes MAX's floor divisions so): one
-# opaque factor, which bind_dim evaluates. A string that is not of that form is a name of the
-# user's own: one opaque factor.
-Term: TypeAlias = frozenset[tuple[str, int]]  # (name, power), powers non-zero
-Poly: TypeAlias = dict[Term, Fraction]  # term -> coefficient, coefficients non-zero
+def dim_poly(d: Dim | _dims.Dim) -> Poly:
+    """Dimension ``d`` as a polynomial: a term (a sorted tuple of (atom, power), an atom a
+    name or a :class:`~graphdsl.dims.FloorDiv`) -> its non-zero coefficient.
 
-_FACTOR = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+)"
-_PRODUCT = rf"{_FACTOR}(?:\*{_FACTOR})*"
-_TERM = re.compile(rf"-?{_PRODUCT}(?:/{_PRODUCT})?")
-_ONE: Term = frozenset()
+    >>> dim_poly("n*2+-1")
+    {(('n', 1),): Fraction(2, 1), (): Fraction(-1, 1)}
+    """
+    return _dims.dim_poly(as_dim(d))
 
 
-def _top_terms(d: str) -> list[str]:
-    """``d`` split at its "+" signs outside parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(d):
-        depth += (ch == "(") - (ch == ")")
-        if ch == "+" and depth == 0:
-            parts.append(d[start:i])
-            start = i + 1
-    parts.append(d[start:])
-    return parts
+def render_poly(poly: Poly) -> Dim:
+    """The dimension of a polynomial: an int where it is static and whole."""
+    return core_dim(_dims.poly_dim(poly))
 
 
-def _floordiv_term(t: str) -> tuple[Dim, Dim] | None:
-    """(numerator, denominator) of a term "(num)//(den)" (each balanced), else None."""
-    if not t.startswith("("):
-        return None
-    depths = list(itertools.accumulate((ch == "(") - (ch == ")") for ch in t))
-    close = depths.index(0) if 0 in depths else len(t)  # the "(" at 0 closes here
-    rest = t[close + 1 :]
-    if not (rest.startswith("//(") and rest.endswith(")")):
-        return None
-    num, den = t[1:close], rest[3:-1]
-    depth = 0
-    for ch in den:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return None
-    if depth or not num or not den:
-        return None
-    return (int(num) if num.lstrip("-").isdigit() else num,
-            int(den) if den.isdigit() else den)  # fmt: skip
+def _atom_text(a: str | FloorDiv) -> str:
+    return a if isinstance(a, str) else a.text
 
 
 def dim_factors(d: Dim) -> tuple[Fraction, Counter[str]]:
     """A one-term dimension as coefficient * product of names / product of names (a name
-    counts -1); a sum, or a name of the user's own, is one opaque factor."""
-    if isinstance(d, int):
-        return Fraction(d), Counter()
-    if "+" in d or not _TERM.fullmatch(d):
-        return Fraction(1), Counter({d: 1})
-    coef, names = Fraction(-1 if d.startswith("-") else 1), Counter[str]()
-    for sign, part in zip((1, -1), d.lstrip("-").split("/"), strict=False):
-        for t in part.split("*"):
-            if t.isdigit():
-                coef = coef * int(t) if sign > 0 else coef / int(t)
-            else:
-                names[t] += sign
-    return coef, names
+    counts -1; a floor division is a name, its text); a sum is one opaque factor.
 
-
-def dim_poly(d: Dim) -> Poly:
-    """Dimension ``d`` as a polynomial in its names (see the comment above)."""
-    if isinstance(d, int):
-        return {_ONE: Fraction(d)} if d else {}
-    terms = _top_terms(d)
-    if not all(_TERM.fullmatch(t) or _floordiv_term(t) for t in terms):
-        return {frozenset({(d, 1)}): Fraction(1)}
-    poly: Poly = {}
-    for t in terms:
-        if _TERM.fullmatch(t):
-            coef, names = dim_factors(t)
-            _add(poly, frozenset((k, v) for k, v in names.items() if v), coef)
-        else:
-            _add(poly, frozenset({(t, 1)}), Fraction(1))
-    return poly
-
-
-def _add(poly: Poly, term: Term, coef: Fraction) -> None:
-    total = poly.get(term, Fraction(0)) + coef
-    if total:
-        poly[term] = total
-    else:
-        poly.pop(term, None)
-
-
-def _times(a: Poly, b: Poly) -> Poly:
-    out: Poly = {}
-    for ta, ca in a.items():
-        for tb, cb in b.items():
-            powers = Counter(dict(ta))
-            powers.update(dict(tb))
-            _add(out, frozenset((k, v) for k, v in powers.items() if v), ca * cb)
-    return out
+    >>> dim_factors("b*3/2"), dim_factors("n+1")
+    ((Fraction(3, 2), Counter({'b': 1})), (Fraction(1, 1), Counter({'n+1': 1})))
+    """
+    terms = dim_poly(d)
+    if len(terms) > 1:
+        return Fraction(1), Counter({dim_text(as_dim(d)): 1})
+    if not terms:
+        return Fraction(0), Counter()
+    ((term, coef),) = terms.items()
+    return coef, Counter({_atom_text(a): p for a, p in term})
 
 
 def render_dim(coef: Fraction, names: Counter[str]) -> Dim:
-    """coef * product of names (negative counts divide), written in lowest terms; a zero
-    coefficient is the static size 0 (``n*0`` is 0 whatever ``n`` is)."""
-    if coef == 0:
-        return 0
-    sign, coef = ("-" if coef < 0 else ""), abs(coef)
-    up = [k for k, v in names.items() for _ in range(v)]
-    down = [k for k, v in names.items() for _ in range(-v)]
-    if coef.numerator != 1 or not up:
-        up.append(str(coef.numerator))
-    if coef.denominator != 1:
-        down.append(str(coef.denominator))
-    if not down and len(up) == 1 and up[0].isdigit():
-        return int(sign + up[0])
-    text = sign + "*".join(up)
-    return f"{text}/{'*'.join(down)}" if down else text
+    """coef * product of names (negative counts divide; a name may be any dimension's text),
+    in lowest terms; a zero coefficient is the static size 0 (``n*0`` is 0 whatever ``n``).
 
-
-def render_poly(poly: Poly) -> Dim:
-    """A polynomial's text form (its constant term last); an int when it is constant."""
-    parts = [str(render_dim(c, Counter(dict(t)))) for t, c in poly.items() if t]
-    if not parts:
-        return int(poly.get(_ONE, 0))  # a constant polynomial is whole where dims are made
-    if _ONE in poly:
-        parts.append(str(render_dim(poly[_ONE], Counter())))
-    return "+".join(parts)
+    >>> render_dim(Fraction(3, 2), Counter({"b": 1})), render_dim(Fraction(2), Counter())
+    (Dim('b') * Dim(3) / Dim(2), 2)
+    """
+    value: _dims.Dim = _dims.poly_dim({(): coef} if coef else {})
+    for name, k in names.items():
+        for _ in range(abs(k) if coef else 0):
+            value = value * as_dim(name) if k > 0 else _dims.divide(value, as_dim(name))
+    return core_dim(value)
 
 
 def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
@@ -268,54 +255,51 @@ def derived_dim(numerator: Sequence[Dim], denominator: Sequence[Dim]) -> Dim:
     written in lowest terms, so a whole result is an int:
 
     >>> derived_dim(["batch", 4], [2]), derived_dim(["batch", 3], [2])
-    ('batch*2', 'batch*3/2')
+    (Dim('batch') * Dim(2), Dim('batch') * Dim(3) / Dim(2))
     >>> derived_dim(["batch*4"], [4]), derived_dim(["b", "t"], ["t"]), derived_dim(["n", 6], ["n"])
-    ('batch', 'b', 6)
+    (Dim('batch'), Dim('b'), 6)
     >>> derived_dim(["n+1", 15], []), derived_dim(["n+1", "m"], ["n+1"])
-    ('n*15+15', 'm')
+    ((Dim('n') * Dim(15)) + Dim(15), Dim('m'))
 
     A division by a sum that does not cancel is kept whole, as one opaque name that no
     sizes bind: ``derived_dim(["n"], ["n+1"])`` is ``'(n)/(n+1)'``.
     """
-    num, den = [dim_poly(d) for d in numerator], [dim_poly(d) for d in denominator]
+    num, den = [as_dim(d) for d in numerator], [as_dim(d) for d in denominator]
     for p in list(den):  # a factor on both sides cancels, sums included
         if p in num:
             num.remove(p)
             den.remove(p)
-    top: Poly = {_ONE: Fraction(1)}
+    top: _dims.Dim = StaticDim(1)
     for p in num:
-        top = _times(top, p)
-    bottom: Poly = {_ONE: Fraction(1)}
+        top = top * p
+    bottom: _dims.Dim = StaticDim(1)
     for p in den:
-        bottom = _times(bottom, p)
-    if len(bottom) != 1:  # a sum (or zero) below: not a polynomial
-        return f"({render_poly(top)})/({render_poly(bottom)})"
-    ((term, coef),) = bottom.items()
-    inverse: Poly = {frozenset((k, -v) for k, v in term): 1 / coef}
-    return render_poly(_times(top, inverse))
+        bottom = bottom * p
+    return core_dim(_dims.divide(top, bottom))
 
 
 def sum_dims(dims: Sequence[Dim]) -> Dim:
     """The dimension sum(dims) (concat's result), like terms added: an int when whole.
 
-    >>> sum_dims([2, 3]), sum_dims(["n", "n"]), sum_dims(["n", 3, "m*2", "n"]), sum_dims(["n", -2])
-    (5, 'n*2', 'n*2+m*2+3', 'n+-2')
+    >>> sum_dims([2, 3]), sum_dims(["n", "n"]), sum_dims(["n", -2]) == "n+-2"
+    (5, Dim('n') * Dim(2), True)
+    >>> dim_text(sum_dims(["n", 3, "m*2", "n"]))
+    'm*2+n*2+3'
     """
-    total: Poly = {}
+    total: _dims.Dim = StaticDim(0)
     for d in dims:
-        for term, coef in dim_poly(d).items():
-            _add(total, term, coef)
-    return render_poly(total)
+        total = total + as_dim(d)
+    return core_dim(total)
 
 
 def floordiv_dim(d: Dim, k: int) -> Dim:
     """The dimension floor(d / k) for a positive int ``k`` (a strided window's count): an
     int for a static ``d``; the exact quotient where each named term's coefficient is a
-    multiple of ``k``; otherwise the opaque term ``"(d)//(k)"``, which :func:`bind_dim`
+    multiple of ``k``; otherwise the floor division ``d // k``, which :func:`bind_dim`
     evaluates and :func:`sum_dims` adds to like a name.
 
-    >>> floordiv_dim(7, 2), floordiv_dim("n*2+3", 2), floordiv_dim("h+-1", 2)
-    (3, 'n+1', '(h+-1)//(2)')
+    >>> floordiv_dim(7, 2), floordiv_dim("n*2+3", 2), dim_text(floordiv_dim("h+-1", 2))
+    (3, Dim('n') + Dim(1), '(h+-1)//(2)')
     >>> bind_dim(sum_dims([floordiv_dim("h+-1", 2), 1]), {"h": 224})
     112
     """
@@ -323,23 +307,28 @@ def floordiv_dim(d: Dim, k: int) -> Dim:
         raise ValueError(f"floordiv_dim divides by a positive int, got {k}")
     if isinstance(d, int):
         return d // k
-    poly = dim_poly(d)
+    dim = as_dim(d)
+    poly = _dims.dim_poly(dim)
     named = {t: c for t, c in poly.items() if t}
-    if all(c.denominator == 1 and c.numerator % k == 0 for c in named.values()):
-        constant = poly.get(_ONE, Fraction(0))
+    constant = poly.get((), Fraction(0))
+    if constant.denominator == 1 and all(
+        c.denominator == 1 and c.numerator % k == 0 for c in named.values()
+    ):
         quotient = {t: c / k for t, c in named.items()}
-        if constant.denominator == 1:
-            _add(quotient, _ONE, Fraction(constant.numerator // k))
-            return render_poly(quotient)
-    return f"({d})//({k})" if k != 1 else d
+        if constant // k:
+            quotient[()] = Fraction(constant.numerator // k)
+        return core_dim(_dims.poly_dim(quotient))
+    return core_dim(dim // k if k != 1 else dim)
 
 
 def dim_terms(d: Dim) -> list[tuple[Fraction, Counter[str]]]:
     """A dimension as a sum of products (``'n*2+3'``), each as :func:`dim_factors` gives."""
-    return [(c, Counter(dict(t))) for t, c in dim_poly(d).items()] or [(Fraction(0), Counter())]
+    return [(c, Counter({_atom_text(a): p for a, p in t})) for t, c in dim_poly(d).items()] or [
+        (Fraction(0), Counter())
+    ]
 
 
-def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
+def bind_dim(d: Dim | _dims.Dim, sizes: dict[str, int]) -> int | None:
     """The size of dimension ``d`` when its names have ``sizes``; None if one is unbound or
     the size is not whole (a derived ``'b*3/2'`` with an odd ``b``).
 
@@ -350,16 +339,17 @@ def bind_dim(d: Dim, sizes: dict[str, int]) -> int | None:
     """
     if isinstance(d, int):
         return d
+    if isinstance(d, StaticDim):
+        return d.dim
     if d in sizes:
-        return sizes[d]
+        return sizes[d]  # type: ignore[index]
     total = Fraction(0)
     for term, coef in dim_poly(d).items():
         value = coef
-        for name, power in term:
-            size = sizes.get(name)
-            parts = _floordiv_term(name) if size is None else None
-            if parts is not None:
-                num, den = (bind_dim(x, sizes) for x in parts)
+        for atom, power in term:
+            size = sizes.get(_atom_text(atom))
+            if size is None and isinstance(atom, FloorDiv):
+                num, den = bind_dim(atom.num, sizes), bind_dim(atom.den, sizes)
                 size = num // den if num is not None and den else None
             if size is None or (size == 0 and power < 0):
                 return None

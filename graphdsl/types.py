@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from graphdsl.dtypes import DType, dtype
-from graphdsl.shapes import Shape, shape_of
+from graphdsl.shapes import Shape, dim_text, shape_of
 
 __all__ = ["GraphError", "IndexRangeError", "OpTypeError", "TensorType", "as_type"]
 
@@ -40,7 +40,7 @@ class TensorType(NamedTuple):
     ambiguous: bool = False
 
     def __str__(self) -> str:
-        dims = ", ".join(str(d) for d in self.shape)
+        dims = ", ".join(dim_text(d) for d in self.shape)
         return f"{self.dtype.name}{'?' if self.ambiguous else ''}[{dims}]"
 
     def __repr__(self) -> str:

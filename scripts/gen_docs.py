@@ -592,11 +592,18 @@ SEMANTICS: list[tuple[str, str, list[Demo]]] = [
     ),
     (
         "Rounding",
-        "float16, bfloat16 and the float8 types compute in float32 and round to their dtype "
-        "after every op (reductions accumulate in float32 and round once), so a chain of "
-        "bfloat16 ops can differ from the same chain in float32. Rounding is to nearest, ties "
-        "to even; `round` also rounds half to even (numpy's `rint`). Narrowing float casts "
-        "overflow to inf, or to NaN for float8_e4m3fn, which has no inf.",
+        "float16, bfloat16, the float8 types and the 4- and 6-bit floats compute in float32 "
+        "and round to their dtype after every op (reductions accumulate in float32 and round "
+        "once), so a chain of bfloat16 ops can differ from the same chain in float32. Rounding "
+        "is to nearest, ties to even; `round` also rounds half to even (numpy's `rint`). "
+        "Narrowing float casts overflow to inf, or to NaN for float8_e4m3fn and the fnuz "
+        "float8 types, which have no inf; the 4- and 6-bit floats (no inf, no NaN) saturate at "
+        "their largest value and take NaN to -0.0; float8_e8m0fnu (powers of two only) rounds "
+        "a tie up and takes zero and negatives to NaN: ml_dtypes' conversions, from float32. "
+        "int4 and uint4 compute in 8 bits and wrap, as every integer type does. In ONNX the "
+        "fnuz float8 types are their own types; float4_e2m1fn, the float6 types and "
+        "float8_e8m0fnu are carried in float32, int4 and uint4 in int8 and uint8, with the "
+        "rounding above computed in the model (onnxruntime has no kernels for them).",
         [
             ("per-op rounding", {"x": "float32"}, _bf16_chain, {"x": [256.0, 1.0]}),
             ("round", {"x": "float32"}, lambda x: (("round(x)", gd.ops.round(x)),),
@@ -604,8 +611,12 @@ SEMANTICS: list[tuple[str, str, list[Demo]]] = [
             ("narrowing casts", {"x": "float32"},
              lambda x: (("float16", x.cast("float16")), ("bfloat16", x.cast("bfloat16")),
                         ("float8_e4m3fn", x.cast("float8_e4m3fn")),
-                        ("float8_e5m2", x.cast("float8_e5m2"))),
-             {"x": [1.0029296875, 500.0, 1e5, -70000.0]}),
+                        ("float8_e5m2", x.cast("float8_e5m2")),
+                        ("float8_e4m3fnuz", x.cast("float8_e4m3fnuz")),
+                        ("float6_e2m3fn", x.cast("float6_e2m3fn")),
+                        ("float4_e2m1fn", x.cast("float4_e2m1fn")),
+                        ("float8_e8m0fnu", x.cast("float8_e8m0fnu"))),
+             {"x": [1.0029296875, 500.0, 1e5, -70000.0, 0.75]}),
         ],
     ),
     (

@@ -20,6 +20,9 @@ DTYPES = [
     DType.bool, DType.int8, DType.int16, DType.int32, DType.int64, DType.uint8, DType.uint16,
     DType.uint32, DType.uint64, DType.float16, DType.bfloat16, DType.float32, DType.float64,
     DType.float8_e4m3fn, DType.float8_e5m2,
+    # issue 30: MAX's other small floats and ONNX's 4-bit integers
+    DType.float8_e4m3fnuz, DType.float8_e5m2fnuz, DType.float8_e8m0fnu, DType.float6_e2m3fn,
+    DType.float6_e3m2fn, DType.float4_e2m1fn, DType.int4, DType.uint4,
 ]  # fmt: skip
 
 Build = Callable[[list[gd.Symbol]], gd.Symbol]
@@ -377,11 +380,23 @@ SHAPE = (6, 4)
 _OPERANDS = re.compile(r"operand types .*? \(in argument order\)|\(at [^)]*\)")
 
 
+# the floats whose range a case's literals may leave: e8m0 (no zero, no negatives) and the
+# 4- and 6-bit floats (largest values 6, 7.5, 28)
+_NARROW_RANGE = frozenset({DType.float8_e8m0fnu, DType.float6_e2m3fn, DType.float6_e3m2fn,
+                           DType.float4_e2m1fn})  # fmt: skip
+
+
 def refuses_dtype(err: Exception, dt: DType) -> bool:
     """Is ``err`` the DSL refusing ``dt`` for the op: an OpTypeError or PromotionError whose
-    message (past its list of operand types) names the dtype? Any other build failure (a
-    graph, literal or shape error, or a type error about something else, such as an op
-    with no Symbol operand built outside ``with graph:``) is a broken case, not a refusal."""
+    message (past its list of operand types) names the dtype, or a literal of the case that
+    float8_e8m0fnu (positive powers of two) or a 4- or 6-bit float cannot hold? Any other
+    build failure (a graph, literal or shape error, or a type error about something else,
+    such as an op with no Symbol operand built outside ``with graph:``) is a broken case,
+    not a refusal."""
+    if isinstance(err, gd.LiteralError) and dt in _NARROW_RANGE:
+        # a case's literal (0, -1, 7...) that e8m0 (positive powers of two) or a 4- or 6-bit
+        # float (largest values 6, 7.5, 28) cannot hold
+        return re.search(rf"(?<![\w]){re.escape(dt.name)}(?![\w])", str(err)) is not None
     if not isinstance(err, (gd.OpTypeError, gd.PromotionError)):
         return False
     said = _OPERANDS.sub("", str(err))
@@ -437,11 +452,14 @@ def special_values(dt: DType, moderate: bool = False) -> np.ndarray:
     if dt is DType.bool:
         return np.array([False, True])
     if dt.is_integer:
-        info = np.iinfo(dt.np)
+        info = ml_dtypes.iinfo(dt.np) if dt.bits == 4 else np.iinfo(dt.np)
         vals = [0, 1, 2, 3, 7, -1, -2, -7, info.min, info.max, info.min + 1, info.max - 1, 5, 100]
         if moderate:
             vals = [*vals[:8], 5, 100]
-        return np.array(sorted({v for v in vals if info.min <= v <= info.max}), dtype=dt.np)
+        held = sorted({v for v in vals if info.min <= v <= info.max})
+        if dt.bits == 4:  # ml_dtypes' int4 and uint4 from int64 (not from Python ints)
+            return np.array(held, dtype=np.int64).astype(dt.np)
+        return np.array(held, dtype=dt.np)
     finfo = ml_dtypes.finfo(dt.np)
     big = 3.0 if moderate else float(finfo.max)
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.5, 3.0, -7.0, 7.0, big, -big,

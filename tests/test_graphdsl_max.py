@@ -154,14 +154,13 @@ def test_tensor_value_operators() -> None:
 
 
 def test_dtype_members() -> None:
-    """MAX's DType, every member in MAX's order; the six graphdsl's core lacks raise
-    UnsupportedError where a value would need one."""
+    """MAX's DType, every member in MAX's order, each a graphdsl dtype of the same name
+    (the core also has int4 and uint4, which MAX lacks); casts to each build."""
     assert list(DType.__members__) == RECORDED["dtype_members"]
-    no_core = [d.name for d in DType if d.name not in gd.DType.__members__]
-    assert no_core == ["float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e8m0fnu",
-                       "float8_e4m3fnuz", "float8_e5m2fnuz"]  # fmt: skip
-    with graph((DType.float32, [2])) as g, pytest.raises(UnsupportedError, match="fnuz"):
-        ops.cast(g.inputs[0].tensor, DType.float8_e4m3fnuz)
+    assert all(d.name in gd.DType.__members__ for d in DType)
+    for d in DType:
+        with graph((DType.float32, [2])) as g:
+            assert ops.cast(g.inputs[0].tensor, d).dtype is d
 
 
 # ---------------------------------------------------------------------------- graphs
@@ -623,8 +622,6 @@ def test_constants_as_max_graph_makes_them() -> None:
     range, floats for integer dtypes); floats go to floating dtypes unchecked (rounded)."""
     bad, checked = [], 0
     for dt, cells in PROMOTION["constant"].items():
-        if dt not in gd.DType.__members__:  # (MAX's sub-byte and fnuz floats: no core dtype)
-            continue
         for lit, want in cells.items():
             got = constant_outcome(lit, dt)
             checked += 1
@@ -749,3 +746,64 @@ def test_docs_page_lists_the_covered_and_missing_ops() -> None:
     assert sorted(re.findall(r"`(\w+)`", "".join(rows))) == sorted(ops.MISSING)
     assert f"### Covered ({len(ops._OPS)})" in text
     assert f"### Missing ({len(ops.MISSING)})" in text
+
+
+def test_mlir_placeholders_and_max_private_helpers() -> None:
+    """graphdsl has no MLIR: MAX's Context, Location and KernelLibrary are placeholders that
+    Graph accepts and ignores; anything real raises UnsupportedError. MAX's private
+    dtype_promotion helpers follow the max-graph policy."""
+    from graphdsl.max import KernelLibrary, UnsupportedError, dtype_promotion, mlir
+    from graphdsl.max.driver import CPU as DriverCPU
+    from graphdsl.max.driver import Tensor
+
+    with mlir.default_mlir_context(), mlir.Location.unknown():
+        g = Graph("placeholders", input_types=[TensorType(DType.int8, [2], CPU)],
+                  kernel_library=KernelLibrary(), context=mlir.Context())  # fmt: skip
+    assert g.inputs[0].type == TensorType(DType.int8, [2], CPU)
+    with pytest.raises(UnsupportedError, match="custom kernels"):
+        KernelLibrary(paths=["kernels.mojopkg"])
+    with pytest.raises(UnsupportedError, match="kernel_library"):
+        Graph("g", kernel_library=object())
+    assert dtype_promotion._DTYPE_MIN_AND_MAX_FULL_PRECISION[DType.float32] == (-(2**24), 2**24)
+    with Graph("weak"):
+        assert dtype_promotion._promote_to_strong(2**24, DType.float32, CPU).dtype == DType.float32
+        with pytest.raises(ValueError, match="Unsafe cast"):
+            dtype_promotion._promote_to_strong(2**24 + 1, DType.float32, CPU)
+        t = Tensor(DType.float64, [], DriverCPU())
+        t[()] = 0.5
+        with pytest.raises(ValueError, match="Unsafe cast"):
+            dtype_promotion._promote_to_strong(t, DType.int32, CPU)
+    assert DeviceRef.from_device(DriverCPU()) == CPU and CPU.to_device() == DriverCPU()
+
+
+def test_max_argument_checks_and_torch_style_methods() -> None:
+    """max.graph's refusals of arguments graphdsl's own ops take, MAX's words first; and
+    MAX's PyTorch-style TensorValue methods."""
+    f32, i8 = TensorType(DType.float32, [2, 3], CPU), TensorType(DType.int8, [2, 3], CPU)
+    with Graph("checks", input_types=[f32, TensorType(DType.float64, [2, 3], CPU), i8]) as g:
+        x, y, i = (v.tensor for v in g.inputs)
+        with pytest.raises(ValueError, match=re.escape(
+                "The input dtype 'DType.float32' and updates dtype 'DType.float64' must match.")):  # fmt: skip
+            ops.scatter(x, y, ops.cast(i, DType.int64))
+        with pytest.raises(ValueError, match=re.escape("Invalid indices dtype: 'DType.int8'.")):
+            ops.scatter(x, x, i)
+        with pytest.raises(ValueError, match="All inputs to stack must be the same rank"):
+            ops.stack([x, x[0]])
+        with pytest.raises(ValueError, match="Repeats must all be positive"):
+            ops.tile(x, [1, 0])
+        with pytest.raises(ValueError, match="Unsafe cast from si8 to f32"):
+            ops.conv2d(ops.reshape(i, [1, 2, 3, 1]), ops.constant(np.ones((1, 1, 1, 1), np.float16),
+                                                                device=CPU))  # fmt: skip
+        with pytest.raises(IndexError, match="Axis axis_2 out of range"):
+            _ = x[0].T
+        with pytest.raises(TypeError, match="is not a container"):
+            _ = 1 in x
+        assert x.unflatten(1, (3, -1)).shape == [2, 3, 1]
+        assert [p.shape for p in x.unbind(1)] == [[2], [2], [2]]
+        assert x.repeat(2, 1, 2).shape == [2, 2, 6] and x.swapaxes(0, 1).shape == [3, 2]
+        assert x.amin(axis=(0, 1)).shape == [] and x.size(-1) == 3
+        g.output(x.flip(1), x.masked_fill(x > 0, 0.0))
+    a = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    flipped, filled = gd.evaluate(g, [a, a.astype(np.float64), a.astype(np.int8)])
+    np.testing.assert_array_equal(flipped, a[:, ::-1])
+    np.testing.assert_array_equal(filled, np.where(a > 0, 0, a))

@@ -19,8 +19,8 @@ PACKAGES = ("graphdsl", "exporters")
 
 # lowest first; a package (its __init__) stands with its modules unless listed
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"graphdsl.dtypes", "graphdsl.shapes", "graphdsl._source", "graphdsl._table",
-              "graphdsl._plot"}),
+    ("base", {"graphdsl.dtypes", "graphdsl.dims", "graphdsl.shapes",
+              "graphdsl._source", "graphdsl._table", "graphdsl._plot"}),
     ("promotion", {"graphdsl.lattice", "graphdsl.lattices", "graphdsl.notation",
                    "graphdsl.literals", "graphdsl._promotion_types", "graphdsl._promotion_rules",
                    "graphdsl.policies", "graphdsl.builtin_policies"}),
@@ -32,7 +32,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("faces", {"graphdsl", "graphdsl.evaluate", "graphdsl.printing", "graphdsl._scripts",
                "graphdsl.cli", "graphdsl.__main__", "graphdsl.weights", "graphdsl.max",
                "graphdsl.nn"}),
-    ("exporters", {"exporters"}),
+    # graphdsl.max.engine runs MAX's graphs on onnxruntime: above the exporters it imports
+    ("exporters", {"exporters", "graphdsl.max.engine"}),
 ]  # fmt: skip
 
 

@@ -57,7 +57,9 @@ def max_outcome(cell: str) -> Outcome:
         return cell
     if "Failed to create op" in cell or "Can't promote python float" in cell:
         return "PromotionError"
-    if "It would lose precision" in cell or "since it is a sub-byte type" in cell:
+    if "since it is a sub-byte type" in cell:  # (max.graph's TypeError; a LiteralError too)
+        return "SubByteLiteralError"
+    if "It would lose precision" in cell:
         return "LiteralError"
     raise AssertionError(f"no graphdsl equivalent is defined for {cell!r}")
 
@@ -81,51 +83,28 @@ def report(bad: list[str], checked: int) -> None:
 
 # ---------------------------------------------------------------------------- deviations
 
-BOOL_ARITHMETIC = (
-    "graphdsl refuses arithmetic on bool operands in every policy (add: 'bool + bool is an "
-    "error (use logical_or)'; the real-only ops need a number); max.graph builds it as bool"
-)
-TRUTH_VALUE = (
-    "graphdsl's logical ops take any operands by truth value (x != 0) in every policy; "
-    "max.graph's take two bools and nothing else"
-)
 FLOAT_REDUCTIONS = (
-    "mean, softmax and logsoftmax compute integers and bool in the policy's default float "
+    "softmax and logsoftmax compute integers and bool in the policy's default float "
     "(float64 here); they are not of the float_math op class, so max-graph does not keep "
     "the dtype there as max.graph does"
 )
-BOOL_REDUCTIONS = "graphdsl sums and multiplies bool in the policy's default int (int64 here)"
-
-# ops whose operands graphdsl refuses to be bool (the kinds of their type rules)
-BINARY_NO_BOOL = {"add", "sub", "mul", "div", "floor_div", "mod", "pow", "matmul", "outer"}
-UNARY_NO_BOOL = {"abs", "negate", "relu", "floor", "ceil", "round", "trunc", "is_nan",
-                 "is_inf", "cumsum"}  # fmt: skip
 
 
 def binary_deviation(op: str, a: str, b: str) -> tuple[str, Outcome] | None:
-    """(reason, graphdsl's outcome) where graphdsl differs from max.graph on purpose."""
-    if op in BINARY_NO_BOOL and a == b == "bool" and op != "div":  # div bool/bool is bool
-        return BOOL_ARITHMETIC, "OpTypeError"
+    """(reason, graphdsl's outcome) where graphdsl differs from max.graph on purpose: none
+    (arithmetic on bool types as bool, as in max.graph; computing it raises, as MAX's
+    compiler refuses it: test_bool_arithmetic_types_as_max_and_is_not_computed)."""
     return None
 
 
 def literal_deviation(op: str, dtype: str, value: object) -> tuple[str, Outcome] | None:
-    # a Python int (or bool) literal meeting a bool tensor is a bool: arithmetic refused
-    if op in BINARY_NO_BOOL and op != "div" and dtype == "bool" and not isinstance(value, float):
-        return BOOL_ARITHMETIC, "OpTypeError"
     return None
 
 
 def unary_deviation(op: str, dtype: str) -> tuple[str, Outcome] | None:
     d = DType(dtype)
-    if dtype == "bool" and op in UNARY_NO_BOOL:
-        return BOOL_ARITHMETIC, "OpTypeError"
-    if dtype == "bool" and op in ("sum", "prod"):
-        return BOOL_REDUCTIONS, "int64"
-    if op in ("mean", "softmax", "logsoftmax") and d.kind.rank < 2:
+    if op in ("softmax", "logsoftmax") and d.kind.rank < 2:
         return FLOAT_REDUCTIONS, "float64"
-    if op == "logical_not" and dtype != "bool":
-        return TRUTH_VALUE, "bool"
     return None
 
 
@@ -222,15 +201,17 @@ def test_binary_op_on_every_dtype_pair(op: str) -> None:
 
 
 @pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
-def test_logical_ops_take_truth_values(op: str) -> None:
-    """Pinned deviation (TRUTH_VALUE): max.graph builds bool x bool only; graphdsl gives bool
-    for every pair."""
+def test_logical_ops_take_bools_only(op: str) -> None:
+    """max.graph builds bool x bool only, as the max-graph policy (op class ``logical``); the
+    other policies take every pair by truth value."""
     for a in OURS:
         for b in OURS:
             want = max_outcome(PROMOTION["binary"][op][a][b])
             assert want == ("bool" if a == b == "bool" else "PromotionError"), (a, b)
             _, (x, y) = graph(x=(a, (2,)), y=(b, (2,)))
-            assert outcome(lambda: getattr(gd.ops, op)(x, y)) == "bool"  # noqa: B023
+            assert outcome(lambda: getattr(gd.ops, op)(x, y)) == want  # noqa: B023
+    g = gd.Graph("truth", input_types={"x": gd.TensorType(gd.int8, (2,))}, policy="jax")
+    assert getattr(gd.ops, op)(g.inputs[0], g.inputs[0]).dtype is gd.bool
 
 
 def test_add_table_is_the_policy_table() -> None:
@@ -502,7 +483,7 @@ MISC: dict[str, str | tuple[None, str]] = {
     "broadcast_mismatch": (None, "a shape error (ShapeError in graphdsl), not a promotion"),
     "and_operator_int_int": (None, "graphdsl's & is bitwise on integers; max.graph's is logical"),
     "invert_operator_on_int": (None, "graphdsl's ~ is bitwise on integers; max.graph's logical"),
-    "neg_operator_on_bool_input": (None, BOOL_ARITHMETIC),
+    "neg_operator_on_bool_input": "-b",
     "divmod_int": (None, "graphdsl symbols have no divmod"),
     "round_builtin": (None, "graphdsl symbols have no __round__"),
     "abs_builtin": (None, "max.graph's TensorValue has no __abs__; graphdsl's has"),
@@ -655,3 +636,41 @@ def test_literal_errors_name_value_dtype_policy_and_fix() -> None:
     assert "int8 and float64?" in msg3 and "policy 'max-graph'" in msg3
     assert "Python float literal does not become an integer dtype" in msg3
     assert "cast the int8 operand to float64" in msg3
+
+
+def test_bool_arithmetic_types_as_max_and_is_not_computed() -> None:
+    """max.graph types bool - bool, bool * 2 and sum(bool) as bool, and its compiler refuses
+    them on every device (tests/data/max_graph_runtime.json): the max-graph policy builds
+    them typed as max.graph does, and evaluate and export raise saying why. The other
+    policies refuse them when they are built, as JAX and the Array API do."""
+    from exporters.onnx import ExportError, export
+
+    ops: list[Callable[[gd.Symbol, gd.Symbol], gd.Symbol]] = [
+        lambda a, b: a - b,
+        lambda a, b: a * True,
+        lambda a, b: gd.ops.sum(a),
+        lambda a, b: gd.ops.mean(a),
+        lambda a, b: gd.ops.cumsum(a, 0),
+        lambda a, b: -a,
+        lambda a, b: a / b,
+    ]
+    feeds = [np.array([0, 0, 1, 1], bool), np.array([0, 1, 0, 1], bool)]
+    for build in ops:
+        h, (a, b) = graph(x=("bool", (4,)), y=("bool", (4,)))
+        built = build(a, b)
+        assert built.dtype is DType.bool
+        h.output(built)
+        with pytest.raises(gd.OpTypeError, match="types arithmetic on bool as max.graph"):
+            gd.evaluate(h, feeds)
+        with pytest.raises(ExportError, match="MAX's compiler"):
+            export(h)
+    # what MAX computes on bool: max (or), min (and), abs (the identity), comparisons
+    h, (a, b) = graph(x=("bool", (4,)), y=("bool", (4,)))
+    h.output(gd.ops.maximum(a, b), gd.ops.minimum(a, b), gd.ops.abs(a), a < b)
+    got = gd.evaluate(h, feeds)
+    assert [v.tolist() for v in got] == [[False, True, True, True], [False, False, False, True],
+                                         [False, False, True, True], [False, True, False, False]]
+    for name in ("jax", "array-api", "default"):
+        k = gd.Graph("b", input_types={"x": gd.TensorType(gd.bool, (4,))}, policy=name)
+        with pytest.raises(gd.OpTypeError, match=f"policy {name!r}, but the op needs numeric"):
+            k.inputs[0] - k.inputs[0]

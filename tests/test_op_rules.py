@@ -16,8 +16,9 @@ results on concrete arrays, and bad shapes raise ShapeError.
 from __future__ import annotations
 
 import functools
+import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -83,9 +84,14 @@ def fits(value: Scalar, d: DType, *, exact: bool) -> bool:
         return d.kind is C
     if d.kind in (B, S, U):
         return float(value).is_integer() and d.min <= value <= d.max
-    stored = np.real(np.array(value, dtype=np.float64).astype(d.np)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        stored = np.real(np.array(value, dtype=np.float64).astype(d.np)).astype(np.float64)
     if not np.isfinite(stored):
         return False
+    if d.kind is F and d.bits < 8:  # these saturate: rounding past the largest value
+        top = float(d.max)  # overflows (its significand is odd: the tie rounds up)
+        edge = top + 2.0 ** (math.floor(math.log2(top)) - (d.mantissa_bits - 1)) / 2
+        return abs(float(np.real(value))) < edge
     return not (exact and isinstance(value, int) and int(stored) != value)
 
 
@@ -95,6 +101,8 @@ def fits_max_graph(p: gd.Policy, value: Scalar, d: DType) -> bool:
     test_max_graph_policy.py); a float fits floating dtypes unchecked; a complex complex ones."""
     if isinstance(value, complex):
         return d.kind is C
+    if d.kind is F and d.bits < 8:
+        return False  # max.graph makes no constants of its 4- and 6-bit floats
     if isinstance(value, float):
         return d.kind in (F, C)
     if d in p.int_literal_ranges:
@@ -231,6 +239,12 @@ def want_max_graph_div(p: gd.Policy, a: Operand, b: Operand, shape: tuple[int, .
     return Want((compute, compute), gd.TensorType(c.dtype, out_shape, c.ambiguous))
 
 
+def bool_typed(p: gd.Policy, dt: DType, kinds: Iterable[Kind]) -> bool:
+    """max-graph types arithmetic on bool as bool, as max.graph does (computing it raises:
+    test_max_graph_policy.py)."""
+    return p.bool_arithmetic and dt is DType.bool and bool(set(kinds) & NUMERIC)
+
+
 def want_binary(p: gd.Policy, op: str, a: Operand, b: Operand, shape: tuple[int, ...]) -> Outcome:
     if op == "div" and p.name == "max-graph":
         return want_max_graph_div(p, a, b, shape)
@@ -241,7 +255,7 @@ def want_binary(p: gd.Policy, op: str, a: Operand, b: Operand, shape: tuple[int,
     if op == "div" and dt.kind in (B, S, U):
         dt = p.default_float  # "an integer or bool result type becomes the default float"
     kinds = NUMERIC | {B} if op == "div" else {**ARITH, **COMPARE}[op]
-    if dt.kind not in kinds:
+    if dt.kind not in kinds and not bool_typed(p, dt, kinds):
         return gd.OpTypeError
     if literal_problem(p, [a, b], [dt, dt]):
         return gd.LiteralError
@@ -271,22 +285,33 @@ def test_binary_rule(name: str, op: str) -> None:
 @pytest.mark.parametrize("op", LOGICAL)
 def test_logical_rule(name: str, op: str) -> None:
     """By truth value: every operand is cast to bool, the result is bool, nothing promotes
-    (so pairs without a common dtype, e.g. int8 and float32 under array-api, are fine)."""
+    (so pairs without a common dtype, e.g. int8 and float32 under array-api, are fine);
+    under max-graph, as in max.graph, the known operands must be bools."""
     p = gd.policy(name)
     gs = Graphs(p)
     fn = getattr(gd.ops, op)
     failures = []
     for a in operands(p):
         for b in operands(p):
-            want = Want((DType.bool,) * 2, gd.TensorType(DType.bool, shape_for([a, b], gs.shape)))
+            out = gd.TensorType(DType.bool, shape_for([a, b], gs.shape))
+            want: Outcome = Want((DType.bool,) * 2, out)
+            if not bools_only(p, a, b):
+                want = gd.PromotionError
             got = check_cell(want, fn, gs.sym(a), gs.sym(b))
             if got is not None:
                 failures.append(f"{name} {op}({a}, {b}): want {fmt(want)}, {got}")
-        want1 = Want((DType.bool,), gd.TensorType(DType.bool, shape_for([a], gs.shape)))
+        want1: Outcome = Want((DType.bool,), gd.TensorType(DType.bool, shape_for([a], gs.shape)))
+        if not bools_only(p, a):
+            want1 = gd.PromotionError
         got1 = check_cell(want1, gd.ops.logical_not, gs.sym(a))
         if got1 is not None:
             failures.append(f"{name} logical_not({a}): want {fmt(want1)}, {got1}")
     report(failures)
+
+
+def bools_only(p: gd.Policy, *ops: Operand) -> bool:
+    """The max-graph policy's logical ops (op class ``logical``) take known bools only."""
+    return p.name != "max-graph" or all(o.dtype is DType.bool or o.ambiguous for o in ops)
 
 
 # ------------------------------------------------------------------ unary ops
@@ -310,10 +335,10 @@ def want_unary(p: gd.Policy, op: str, a: Operand, shape: tuple[int, ...]) -> Out
     out_shape = shape_for([a], shape)
     dt, out_dt = a.dtype, a.dtype
     if op in UNARY_KEEP:
-        if dt.kind not in UNARY_KEEP[op]:
+        if dt.kind not in UNARY_KEEP[op] and not bool_typed(p, dt, UNARY_KEEP[op]):
             return gd.OpTypeError
     elif op == "abs":  # "keeps the dtype (complex gives its real dtype)"
-        if dt.kind not in NUMERIC:
+        if dt.kind not in NUMERIC and not bool_typed(p, dt, NUMERIC):
             return gd.OpTypeError
         out_dt = REAL_OF.get(dt, dt)
     else:  # "Floating only: integers and bool compute in the policy's default float."
@@ -444,13 +469,17 @@ def want_reduce(p: gd.Policy, op: str, a: Operand, out_shape: tuple[int, ...]) -
     dt = a.dtype
     if dt.kind not in REDUCE[op]:
         return gd.OpTypeError
-    if op in ("sum", "prod") and dt is DType.bool:
-        dt = p.default_int
-    if op == "mean" and dt.kind in (B, S, U):
-        dt = p.default_float
-    if literal_problem(p, [a], [dt]):
+    max_graph = p.name == "max-graph"
+    if op in ("sum", "prod") and dt is DType.bool and not max_graph:
+        dt = p.default_int  # (max-graph: bool, as max.graph types it)
+    compute = dt
+    if op == "mean" and dt.kind in (B, S, U) and not (max_graph and not a.ambiguous):
+        dt = compute = p.default_float
+    elif op == "mean" and dt.kind in (S, U):  # max-graph: mean(int8) is int8, in float64
+        compute = DType.float64
+    if literal_problem(p, [a], [compute]):
         return gd.LiteralError
-    return Want((dt,), gd.TensorType(dt, out_shape, a.ambiguous))
+    return Want((compute,), gd.TensorType(dt, out_shape, a.ambiguous))
 
 
 @pytest.mark.parametrize("name", POLICIES)
@@ -492,7 +521,7 @@ def test_matmul_rule(name: str) -> None:
             want: Outcome = gd.PromotionError
             if c is not None:
                 want = gd.OpTypeError
-                if c.dtype.kind in NUMERIC:
+                if c.dtype.kind in NUMERIC or bool_typed(p, c.dtype, NUMERIC):
                     want = Want((c.dtype,) * 2, gd.TensorType(c.dtype, (2, 2), c.ambiguous))
             x, y = gs.sym(a, rank_for_literals=True), gs.sym(b, rank_for_literals=True)
             got = check_cell(want, operator.matmul, x, y)

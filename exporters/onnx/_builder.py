@@ -26,7 +26,9 @@ __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
 T = DType
 _FLOAT8 = frozenset({T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz})
-NARROW = frozenset({T.float16, T.bfloat16, *_FLOAT8})
+# floats that compute in float32 and round back once (the carried ones are float32 already,
+# and round in cast)
+NARROW = frozenset({T.float16, T.bfloat16, *_FLOAT8, *(d for d in CARRIER if d.is_float)})
 
 # Value-preserving widenings, in order of preference.
 WIDEN: dict[DType, tuple[DType, ...]] = {
@@ -240,11 +242,10 @@ class Builder:
         (they round to inf) and 448 for e4m3fn values in [480, 496) (they round to NaN);
         overflowing values become inf or NaN in float32 first, which it casts right.
         """
-        src = storage(v.dtype)
         # in float32: ml_dtypes, the reference's converter, rounds float64 (and 64-bit
         # integers) to float32 first (400.00001 -> 400.0, a tie -> 384 in e4m3fn), and CUDA
         # has no double -> float8 Cast that runs
-        xf = self._float8_range(self.cast(v, T.float32) if src is not T.float32 else v, to)
+        xf = self._float8_range(self.cast(v, T.float32) if v.dtype is not T.float32 else v, to)
         return self.node("Cast", [xf.name], to, "cast", to=onnx_type(to), saturate=0)
 
     def _float8_range(self, xf: V, to: DType) -> V:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
+from onnx import TensorProto
 
 from graphdsl.dtypes import DType
 
@@ -73,14 +74,18 @@ def _round_small(b: Builder, x: V, to: DType) -> V:
     q = b.scalar(2.0 ** (emin - p), f)
     for k in range(emin + 1, emax + 1):
         at = b.node("GreaterOrEqual", [mag.name, b.scalar(2.0**k, f).name], T.bool)
-        q = b.select(at, b.scalar(2.0 ** (k - p), f), q)
+        q = _where(b, at, b.scalar(2.0 ** (k - p), f), q)
     steps = b.node("Round", [b.node("Div", [x.name, q.name], f).name], f)
     r = b.node("Mul", [steps.name, q.name], f)
     top = float(info.max)
     r = b.node("Max", [b.node("Min", [r.name, b.scalar(top, f).name], f).name,
                        b.scalar(-top, f).name], f)  # fmt: skip
+    # NaN -> -0.0: +0.0 there (a Where's first branch loses a -0.0's sign in onnxruntime; its
+    # second copies exactly), times -1 there and 1 elsewhere
     nan = b.node("IsNaN", [x.name], T.bool)
-    out = b.select(nan, b.scalar(-0.0, f), r)
+    zeroed = _where(b, nan, b.scalar(0.0, f), r)
+    sign = _where(b, nan, b.scalar(-1.0, f), b.scalar(1.0, f))
+    out = b.node("Mul", [zeroed.name, sign.name], f)
     return type(x)(out.name, to)
 
 
@@ -95,7 +100,7 @@ def _round_e8m0(b: Builder, x: V) -> V:
          b.node("Less", [x.name, b.scalar(np.inf, f).name], T.bool).name],
         T.bool,
     )  # fmt: skip
-    xs = b.select(valid, x, b.scalar(1.0, f))  # keep Log finite
+    xs = _where(b, valid, x, b.scalar(1.0, f))  # keep Log finite (x > 0 there: no -0.0)
     xs = b.node("Max", [xs.name, b.scalar(lo, f).name], f)  # below 2**-127: 2**-127
     e = b.node(
         "Floor", [b.node("Mul", [b.node("Log", [xs.name], f).name,
@@ -103,17 +108,23 @@ def _round_e8m0(b: Builder, x: V) -> V:
     )  # fmt: skip
     two = b.scalar(2.0, f)
     q = b.node("Pow", [two.name, e.name], f)
-    q = b.select(b.node("Greater", [q.name, xs.name], T.bool),
-                 b.node("Mul", [q.name, b.scalar(0.5, f).name], f), q)  # fmt: skip
+    q = _where(b, b.node("Greater", [q.name, xs.name], T.bool),
+               b.node("Mul", [q.name, b.scalar(0.5, f).name], f), q)  # fmt: skip
     up = b.node("Mul", [q.name, two.name], f)
-    q = b.select(b.node("LessOrEqual", [up.name, xs.name], T.bool), up, q)
+    q = _where(b, b.node("LessOrEqual", [up.name, xs.name], T.bool), up, q)
     ratio = b.node("Div", [xs.name, q.name], f)
-    r = b.select(b.node("GreaterOrEqual", [ratio.name, b.scalar(1.5, f).name], T.bool),
-                 b.node("Mul", [q.name, two.name], f), q)  # fmt: skip
+    r = _where(b, b.node("GreaterOrEqual", [ratio.name, b.scalar(1.5, f).name], T.bool),
+               b.node("Mul", [q.name, two.name], f), q)  # fmt: skip
     over = b.node("Greater", [r.name, b.scalar(hi, f).name], T.bool)
     bad = b.node("Or", [b.node("Not", [valid.name], T.bool).name, over.name], T.bool)
-    out = b.select(bad, b.scalar(np.nan, f), r)
+    out = _where(b, bad, b.scalar(np.nan, f), r)
     return type(x)(out.name, T.float8_e8m0fnu)
+
+
+def _where(b: Builder, cond: V, x: V, y: V) -> V:
+    """A float32 Where of values without -0.0 in ``x`` (the same node in every export mode:
+    Builder.select repairs a -0.0 its first branch loses only where exact=True)."""
+    return b.node("Where", [cond.name, x.name, y.name], x.dtype)
 
 
 def _wrap_int(b: Builder, v: V, to: DType) -> V:
@@ -126,14 +137,11 @@ def _wrap_int(b: Builder, v: V, to: DType) -> V:
     m = b.node("Mod", [x.name, b.scalar(16, i).name], i)  # fmod=0: the divisor's sign
     if to is T.int4:
         m = b.node("Sub", [m.name, b.scalar(8, i).name], i)
-    carrier = b.node("Cast", [m.name], CARRIER[to], "cast", to=_onnx(CARRIER[to]))
+    carrier = b.node("Cast", [m.name], CARRIER[to], "cast", to=_ONNX_INT[to])
     return type(v)(carrier.name, to)
 
 
-def _onnx(d: DType) -> int:
-    from exporters.onnx._types import onnx_type
-
-    return onnx_type(d)
+_ONNX_INT = {T.int4: TensorProto.INT8, T.uint4: TensorProto.UINT8}  # their carriers
 
 
 def carried_io(metadata: dict[str, str]) -> tuple[dict[str, DType], dict[str, DType]]:

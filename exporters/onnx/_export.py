@@ -27,8 +27,10 @@ from exporters.onnx._weights import bind as bind_weights
 from exporters.onnx._weights import lower_weight
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol
+from graphdsl.ops._define import check_computable
 from graphdsl.passes import canonicalize, sink_transposes
 from graphdsl.printing import value_names
+from graphdsl.types import OpTypeError
 from graphdsl.verify import verify
 from graphdsl.weights import Weights, declared_weights
 
@@ -174,6 +176,10 @@ def _export(
     _check_opset(graph, opset)
     if not graph.outputs:
         verify(graph, check_types=False)  # raises: the graph has no outputs
+    try:  # max-graph's bool arithmetic: typed, as max.graph types it, never computed
+        check_computable(graph)
+    except OpTypeError as e:
+        raise ExportError(str(e)) from None
     graph.freeze("exported to ONNX")
     try:
         lowered = canonicalize(graph)

@@ -340,7 +340,8 @@ def execute(
             return outs
         if isinstance(model, Graph):
             try:
-                arrays, _ = bind_inputs(model, inputs)
+                # a graphdsl.max Graph: the graphdsl graph underneath (inputs are symbols)
+                arrays, _ = bind_inputs(getattr(model, "core_graph", model), inputs)
             except InputError as e:
                 raise RunError(str(e)) from None
         else:

@@ -11,6 +11,11 @@ own plain types and graphdsl.max converts at its boundary. Graphs promote with t
 :class:`MissingOpError` naming the few it leaves out (docs/max.md). graphdsl's errors
 reach MAX code as the builtin exception types max.graph raises for the same mistakes.
 
+MAX's engine and driver are :mod:`graphdsl.max.engine` (``InferenceSession``, ``Model``) and
+:mod:`graphdsl.max.driver` (``CPU``, ``Accelerator``, ``Buffer``, ``accelerator_count``):
+``from max.engine import InferenceSession`` becomes ``from graphdsl.max.engine import
+InferenceSession``, and ``session.load(graph)`` runs the graph on onnxruntime.
+
 >>> import numpy as np
 >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
 >>> import graphdsl as gd
@@ -45,6 +50,8 @@ from graphdsl.max._types import (
     Weight,
 )
 from graphdsl.max._value import TensorValue, Value
+from graphdsl.max.mlir import KernelLibrary
+from graphdsl.max.mlir import OpaqueType as _OpaqueType  # noqa: F401  (MAX's private name)
 from graphdsl.max.ops import MissingOpError
 
 __all__ = [
@@ -61,6 +68,7 @@ __all__ = [
     "FilterLayout",
     "Graph",
     "InterpolationMode",
+    "KernelLibrary",
     "MissingOpError",
     "Shape",
     "ShapeLike",

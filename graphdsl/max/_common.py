@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import Symbol
-from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim
-from graphdsl.max._errors import UnsupportedError
+from graphdsl.max._dim import to_core as dim_to_core
+from graphdsl.max._errors import UnsupportedError, refuse
 from graphdsl.max._types import Weight
 from graphdsl.max._value import TensorValue, arg
 from graphdsl.types import OpTypeError
@@ -80,14 +80,35 @@ def _dtype_words(x: Any) -> str:
     return f"'DType.{x.dtype.name}'"
 
 
-def _scatter_words(input: Any, updates: Any, axis: Any) -> str | None:
-    """MAX's words for a scatter along ``axis`` (out of range, or updates of another dtype)."""
-    words = _axis_words(
-        input, axis, "Invalid axis value {axis}. Axis must be in range [{lo}, {hi}]"
-    )
+def _scatter_words(
+    input: Any, updates: Any, axis: Any, indices: Any = None, *, nd: bool = False
+) -> str | None:
+    """MAX's checks of a scatter (along ``axis``; ``nd``: a scatter_nd): an axis out of
+    range gives MAX's words (returned, for graphdsl's error to follow); updates of another
+    dtype than the input, or indices other than int32 and int64, MAX refuses (graphdsl's
+    own scatters would promote them), raised here with MAX's words."""
+    words = None
+    if not nd:
+        words = _axis_words(
+            input, axis, "Invalid axis value {axis}. Axis must be in range [{lo}, {hi}]"
+        )
     a, b = arg(input), arg(updates)
     if words is None and isinstance(a, Symbol) and isinstance(b, Symbol) and a.dtype != b.dtype:
-        words = f"The input dtype {_dtype_words(a)} and updates dtype {_dtype_words(b)} must match."
+        if nd:
+            first = (
+                f"The input dtype (DType.{a.dtype.name}) and updates dtype "
+                f"(DType.{b.dtype.name}) must match"
+            )
+        else:
+            first = (
+                f"The input dtype {_dtype_words(a)} and updates dtype {_dtype_words(b)} "
+                "must match."
+            )
+        refuse(first, "(graphdsl: cast the updates to the input's dtype first)")
+    if words is None and indices is not None:
+        words = _indices_words(indices)
+        if words is not None:
+            refuse(words, "(graphdsl: cast the indices to int64 first)")
     return words
 
 

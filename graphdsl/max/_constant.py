@@ -56,6 +56,12 @@ def constant(
         return _tv(graph.constant(arr, own), device or DeviceRef.CPU())
     if core is None or device is None:
         raise OpTypeError("Literal constants must explicitly set a dtype and device.")
+    if core.is_float and core.bits < 8:
+        raise TypeError(
+            f"Cannot create a constant of type 'DType.{core.name}' since it is a sub-byte type."
+            " (max.graph makes no literal constants of its 4- and 6-bit floats: make the "
+            "constant in a wider float and ops.cast it)"
+        )
     return _tv(graph.constant(_literal_array(value, core), core), device)
 
 

@@ -17,6 +17,7 @@ import graphdsl.ops as gd
 from graphdsl.dtypes import DType as CoreDType
 from graphdsl.graph import Graph, Symbol
 from graphdsl.max._common import _value
+from graphdsl.max._errors import refuse
 from graphdsl.max._types import TensorType, UnsupportedError
 from graphdsl.max._value import TensorValue, current_graph, device_of, maxop
 from graphdsl.max._value import tv as _tv
@@ -132,5 +133,16 @@ def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
             f"call: prefix={prefix!r} names the weights of a subgraph in MAX; a graphdsl "
             "subgraph reads only its inputs: pass the weights as arguments, without a prefix"
         )
-    got = gd.call(graph, *[_value(a, "call") for a in args])
+    core = getattr(graph, "core_graph", graph)  # graphdsl's graph under a MAX Graph
+    values = [_value(a, "call") for a in args]
+    params = core.inputs
+    if len(values) != len(params):
+        names = ", ".join(p.attrs.get("name", "?") for p in params)
+        refuse(f"Expected {len(params)} args to call {core.name!r}, got {len(values)}",
+               f"(graphdsl: its inputs are {names})")  # fmt: skip
+    for k, (v, p) in enumerate(zip(values, params, strict=True)):
+        if v.dtype != p.dtype or v.rank != p.rank:  # (graphdsl's call checks the shapes)
+            refuse(f"Argument {k} of call to {core.name!r} has wrong type: expected "
+                   f"{p.type}, got {v.type}", "(graphdsl: cast or reshape it first)")  # fmt: skip
+    got = gd.call(core, *values)
     return [_tv(r) for r in (got if isinstance(got, list) else [got])]

@@ -2,11 +2,8 @@
 methods (``is_float()``, ``is_integral()``, ``size_in_bits``, ``to_numpy()`` ...), as
 tests/data/max_graph_api.json records them.
 
-graphdsl's core has its own :class:`graphdsl.DType`; :func:`to_core` and :func:`from_core`
-convert at graphdsl.max's boundary. Six of MAX's members (``float4_e2m1fn``,
-``float6_e2m3fn``, ``float6_e3m2fn``, ``float8_e8m0fnu``, ``float8_e4m3fnuz``,
-``float8_e5m2fnuz``) have no graphdsl dtype: a value of one of them raises
-:class:`~graphdsl.max.UnsupportedError`.
+graphdsl's core has its own :class:`graphdsl.DType`, with every member of MAX's (and int4,
+uint4, which MAX lacks); :func:`to_core` and :func:`from_core` convert by name.
 
 >>> from graphdsl.max import DType
 >>> DType.float32.is_float(), DType.int8.is_integral(), DType.bfloat16.size_in_bits
@@ -205,15 +202,7 @@ def to_core(d: Any) -> CoreDType:
     if isinstance(d, CoreDType):
         return d
     if isinstance(d, DType):
-        core = CoreDType.__members__.get(d.name)
-        if core is None:
-            raise UnsupportedError(
-                f"{d} has no graphdsl dtype (graphdsl's core lacks MAX's sub-byte and fnuz "
-                "floats: float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e8m0fnu, "
-                "float8_e4m3fnuz, float8_e5m2fnuz); cast to float8_e4m3fn, float8_e5m2 or a "
-                "wider float"
-            )
-        return core
+        return CoreDType[d.name]
     if isinstance(d, str):
         return to_core(DType[d]) if d in DType.__members__ else CoreDType[d]
     raise TypeError(f"expected a DType, got {d!r}")

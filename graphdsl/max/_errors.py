@@ -12,17 +12,26 @@ written for MAX passes, and so does ``pytest.raises(gd.ShapeError)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
-from graphdsl.dtypes import DTypeError
+from graphdsl.dtypes import DType, DTypeError, dtype
 from graphdsl.graph import GraphError
 from graphdsl.literals import LiteralError
 from graphdsl.policies import PromotionError
 from graphdsl.shapes import ShapeError
 from graphdsl.types import IndexRangeError, OpTypeError
 
-__all__ = ["DeviceMismatchError", "UnsupportedError", "as_max", "max_words", "raising"]
+__all__ = [
+    "DeviceMismatchError",
+    "UnsupportedError",
+    "as_max",
+    "max_words",
+    "raising",
+    "refuse",
+]
 
 
 class UnsupportedError(NotImplementedError):
@@ -103,16 +112,89 @@ def max_words(words: str | None) -> Iterator[None]:
     try:
         yield
     except _GRAPHDSL as e:
-        words = words.rstrip(".")
         if e.args and isinstance(e.args[0], str) and not e.args[0].startswith(words):
-            e.args = (f"{words}; {e.args[0]}", *e.args[1:])
+            sep = " " if words.endswith(".") else "; "
+            e.args = (f"{words}{sep}{e.args[0]}", *e.args[1:])
         raise
+
+
+def refuse(words: str, why: str, error: type[Exception] = OpTypeError) -> NoReturn:
+    """Raise MAX's refusal of arguments graphdsl's own op would accept: ``words`` (max.graph's
+    first line for the mistake) then graphdsl's explanation ``why``, as graphdsl's ``error``
+    (:func:`raising` makes it the builtin MAX raises).
+
+    >>> try:
+    ...     refuse("All inputs to stack must have the same dtype.", "got int32 and float32")
+    ... except OpTypeError as e:
+    ...     print(e)
+    All inputs to stack must have the same dtype. got int32 and float32
+    """
+    sep = " " if words.endswith(".") else "; "
+    raise error(f"{words}{sep}{why}")
+
+
+_MLIR_NAMES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
+
+
+def _mlir_name(d: DType) -> str:
+    """MAX's (MLIR's) name of a dtype in its messages: si32, ui8, f32, bf16."""
+    if d.is_float:
+        return _MLIR_NAMES.get(d.name, d.name.replace("float", "f").replace("_", ""))
+    return ("ui" if d.name.startswith("uint") else "si") + str(d.bits)
+
+
+def unsafe_cast_words(a: DType, b: DType) -> str | None:
+    """max.graph's words when two dtypes do not promote (None for bools and complex):
+    it takes the float of the wider width (the float itself where it is as wide as the
+    integer), or the signed integer of the wider width, and refuses the cast of the other
+    operand into it (every recorded cell of tests/data/max_graph_promotion.json agrees).
+
+    >>> import graphdsl as gd
+    >>> unsafe_cast_words(gd.int32, gd.float16).split(". ")[0]
+    'Failed to resolve valid dtype: Unsafe cast from si32 to f32'
+    """
+    if not all(d.is_float or d.is_integer for d in (a, b)):
+        return None
+    if a.is_float and b.is_float:
+        frm, to = (a, b) if a.name == "float16" else (b, a)
+    elif a.is_float or b.is_float:
+        f, i = (a, b) if a.is_float else (b, a)
+        frm, to = i, f if f.bits >= i.bits else dtype(f"float{i.bits}")
+    else:
+        u, si = (a, b) if a.name.startswith("uint") else (b, a)
+        frm, to = u, dtype(f"int{max(u.bits, si.bits)}")
+    return (
+        f"Failed to resolve valid dtype: Unsafe cast from {_mlir_name(frm)} to {_mlir_name(to)}."
+        " Insert an explicit cast op if this conversion is wanted"
+    )
+
+
+def _promotion_words(e: PromotionError) -> str | None:
+    """MAX's words for a max-graph PromotionError of two dtypes (graphdsl names them)."""
+    if e.policy != "max-graph":
+        return None
+    try:
+        a, b = (dtype(re.match(r"[a-z0-9_]+", t).group(0)) for t in (e.lhs, e.rhs))  # type: ignore[union-attr]
+    except (AttributeError, DTypeError, TypeError, ValueError):
+        return None
+    weak = [t.endswith("?") for t in (e.lhs, e.rhs)]  # a Python literal's type
+    if weak[0] != weak[1]:
+        literal, target = (a, b) if weak[0] else (b, a)
+        if literal.is_float:
+            return f"Unsafe cast: Can't promote python float to dtype(DType.{target.name})."
+        return None
+    return unsafe_cast_words(a, b)
 
 
 @contextmanager
 def raising(op: str) -> Iterator[None]:
-    """Translate graphdsl's errors raised in ``op`` to MAX's builtin exception types."""
+    """Translate graphdsl's errors raised in ``op`` to MAX's builtin exception types (a
+    max-graph PromotionError with max.graph's "Unsafe cast" words first)."""
     try:
         yield
     except _GRAPHDSL as e:
+        if isinstance(e, PromotionError) and e.args and "Unsafe cast" not in str(e.args[0]):
+            words = _promotion_words(e)
+            if words is not None:
+                e.args = (f"{words}; {e.args[0]}", *e.args[1:])
         raise as_max(e, _builtin_for(op, e)) from None

@@ -26,13 +26,12 @@ from graphdsl.max._common import (
     DimLike,
     TensorValueLike,
     _arg,
-    _indices_words,
     _rank,
     _scatter_words,
     _value,
 )
-from graphdsl.max._core_dims import to_core as dim_to_core
-from graphdsl.max._dim import StaticDim
+from graphdsl.max._dim import Dim, StaticDim
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._elementwise import _k_at_least_0
@@ -67,7 +66,7 @@ def _scatter(name: str, elements: bool) -> Any:
             indices: TensorValueLike,
             axis: int = -1,
         ) -> TensorValue:
-            with max_words(_scatter_words(input, updates, axis)):
+            with max_words(_scatter_words(input, updates, axis, indices)):
                 return _tv(fn(_arg(input), _arg(updates), _arg(indices), axis))
 
     else:
@@ -75,7 +74,7 @@ def _scatter(name: str, elements: bool) -> Any:
         def op(  # type: ignore[misc]
             input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
         ) -> TensorValue:
-            with max_words(_indices_words(indices)):
+            with max_words(_scatter_words(input, updates, None, indices, nd=True)):
                 return _tv(fn(_arg(input), _arg(updates), _arg(indices)))
 
     op.__name__ = op.__qualname__ = name
@@ -116,7 +115,7 @@ def rebind(
 def print(value: str | TensorValue, label: str = "debug_tensor") -> None:
     """MAX's debug print: a no-op in graphdsl, whose graphs have no side effects (output the
     value, and print what graphdsl.evaluate or exporters.onnx.run return)."""
-    if not isinstance(value, (str, TensorValue)):
+    if not isinstance(value, (str, TensorValue)) or isinstance(value, Dim):
         raise TypeError(f"print takes a str or a TensorValue, got {value!r}")
 
 
@@ -192,8 +191,14 @@ def roi_align(
     RoiAlign)."""
     if mode not in ("AVG", "MAX"):
         raise ValueError(f"roi_align mode must be 'AVG' or 'MAX', got {mode!r}")
-    return _tv(gd.roi_align(_arg(input), _arg(rois), output_height, output_width,
-                            spatial_scale, int(sampling_ratio), aligned, mode))  # fmt: skip
+    words = None
+    if _rank(input) not in (None, 4):
+        words = "roi_align: input must be a rank-4 tensor (NHWC)"
+    elif _rank(rois) not in (None, 2):
+        words = "roi_align: rois must be a rank-2 tensor of shape [M, 5]"
+    with max_words(words):
+        return _tv(gd.roi_align(_arg(input), _arg(rois), output_height, output_width,
+                                spatial_scale, int(sampling_ratio), aligned, mode))  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- signals
@@ -209,7 +214,11 @@ def hann_window(
     """The Hann window of ``window_length`` values, ``0.5 - 0.5 cos(2 pi k / N)`` with ``N``
     the length (``periodic``) or the length - 1, computed in float64 and rounded to
     ``dtype`` (a constant)."""
-    if not isinstance(window_length, int) or window_length < 0:
+    if not isinstance(window_length, int) or isinstance(window_length, bool):
+        raise TypeError(
+            f"window_length must be an integer, got {type(window_length).__name__}"
+        )
+    if window_length < 0:
         raise ValueError("window_length must be non-negative")
     core = dtype_to_core(dtype)
     if not core.is_float:
@@ -319,6 +328,11 @@ def as_interleaved_complex(x: TensorValueLike) -> TensorValue:
     ``[..., n // 2, 2]``."""
     v = _tv(_value(x, "as_interleaved_complex"))
     last = v.shape[-1]
+    if not isinstance(last, StaticDim):
+        raise TypeError(
+            f"The last dimension must be static, got {last!r} (graphdsl: its pairs are "
+            "split at a known size)"
+        )
     if int(last) % 2:
         raise ValueError("The last dimension must be divisible by 2.")
     dims: Sequence[Any] = [*(dim_to_core(d) for d in v.shape[:-1]), int(last) // 2, 2]

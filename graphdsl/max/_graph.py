@@ -1,6 +1,9 @@
-"""MAX's ``Graph`` over graphdsl's: a graphdsl graph (the ``max-graph`` promotion policy by
-default) built with MAX's API, whose values are :class:`~graphdsl.max.TensorValue`\\s on
-devices and whose buffers are threaded through its inputs and outputs.
+"""MAX's ``Graph`` over graphdsl's: a graph built with MAX's API, whose values are
+:class:`~graphdsl.max.TensorValue`\\s on devices and whose buffers are threaded through its
+inputs and outputs. Underneath is a graphdsl graph (:class:`CoreGraph`, the ``max-graph``
+promotion policy by default): ``graph.inputs`` gives MAX's values, always, and
+``graph.core_graph`` the graphdsl graph that graphdsl's own modules (evaluation, passes,
+exporters) read as graphdsl's IR, whose ``inputs`` are graphdsl's symbols.
 
 >>> import numpy as np
 >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType
@@ -20,46 +23,102 @@ TensorType(dtype=int64, shape=[Dim(2), Dim(1)], device=cpu:0)
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from os import PathLike
+from types import FunctionType
 from typing import Any
 
+from graphdsl.dims import AlgebraicDim
 from graphdsl.graph import Graph as _GdGraph
 from graphdsl.graph import Symbol
 from graphdsl.max import _value
 from graphdsl.max._buffer import BufferValue
-from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._types import BufferType, DeviceRef, TensorType, UnsupportedError, Weight
 from graphdsl.max._value import CPU, TensorValue, Value, arg, tv
+from graphdsl.max.mlir import Context, KernelLibrary, check_placeholder
 from graphdsl.policies import Policy
 from graphdsl.types import TensorType as _GdTensorType
 
-__all__ = ["Graph"]
+__all__ = ["CoreGraph", "Graph"]
 
 
-def _internal(module: str) -> bool:
-    """Whether code of ``module`` is graphdsl's own (its IR, passes, evaluation, exporters),
-    which works on graphdsl's symbols, not on MAX's values."""
-    return module.startswith(("graphdsl.", "exporters.")) and not module.startswith("graphdsl.max")
+class CoreGraph(_GdGraph):
+    """The graphdsl graph under a graphdsl.max :class:`Graph` (its ``core_graph``):
+    graphdsl's IR, whose ``inputs`` are graphdsl's symbols and which owns every symbol the
+    MAX graph builds, with what MAX adds to it: the device of each input and output, the
+    devices its values use, its buffer inputs' state, and each input as MAX's value.
+
+    graphdsl's own modules (evaluation, passes, exporters) take this graph; MAX code never
+    needs it.
+
+    >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType
+    >>> g = Graph("core", input_types=[TensorType(DType.int8, ["n"], DeviceRef.GPU())])
+    >>> core = g.core_graph
+    >>> core.inputs[0].type, core.device_of(core.inputs[0])
+    (TensorType(int8[n]), gpu:0)
+    >>> core.inputs[0] is g.inputs[0].symbol
+    True
+    """
+
+    def __init__(
+        self, name: str, types: list[TensorType | BufferType], policy: str | Policy
+    ) -> None:
+        self._devices: dict[int, DeviceRef] = {}  # input and output symbol id -> device
+        self._seen: dict[DeviceRef, None] = {}
+        self._buffers: dict[int, BufferValue] = {}  # buffer input symbol id -> its state
+        self._user_outputs: list[Symbol] = []
+        self._input_values: dict[int, Value] = {}
+        super().__init__(name, [t.as_graphdsl() for t in types], policy=policy)
+        for sym, t in zip(self.inputs, types, strict=True):
+            self._devices[sym.id] = t.device
+            self.note_device(t.device)
+            if isinstance(t, BufferType):
+                self._buffers[sym.id] = BufferValue(self, sym, t)
+
+    def value_of_input(self, s: Symbol) -> Value:
+        """Input ``s`` as MAX's value: a TensorValue on its device, or its BufferValue."""
+        found = self._input_values.get(s.id)
+        if found is None:
+            found = self._buffers.get(s.id) or tv(s, self._devices.get(s.id, CPU))
+            self._input_values[s.id] = found
+        return found
+
+    def note_device(self, device: DeviceRef) -> None:
+        """Record that a value of the graph lives on ``device``."""
+        self._seen[device] = None
+
+    def device_of(self, value: Symbol) -> DeviceRef:
+        """The device of an input or output of the graph (CPU for others)."""
+        return self._devices.get(value.id, CPU)
+
+    @property
+    def devices(self) -> list[DeviceRef]:
+        """The devices the graph's values live on, in order of first use."""
+        return list(self._seen)
+
+    def is_buffer_input(self, s: Symbol) -> bool:
+        """Whether input ``s`` is a ``BufferType`` one (state: its final value is an extra
+        output)."""
+        return s.id in self._buffers and s.id < len(self.inputs) and self.inputs[s.id] is s
+
+    @property
+    def user_outputs(self) -> list[Symbol]:
+        """The outputs the MAX program gave ``output()``: the graph's outputs without the
+        final values of its buffer inputs that follow them."""
+        return list(self._user_outputs)
 
 
 class _Inputs:
-    """``Graph.inputs``: MAX's values (TensorValues; BufferValues for buffer inputs) for MAX
-    code, graphdsl's input symbols for graphdsl's own modules (which read the graph as
-    graphdsl's IR: evaluation, passes, exporters). The caller's module decides."""
+    """``Graph.inputs``: MAX's values, a TensorValue per tensor input and a BufferValue per
+    buffer input (graphdsl's symbols: ``graph.core_inputs``)."""
 
     def __get__(self, obj: Graph | None, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        core: list[Symbol] = obj.__dict__["_inputs"]
-        if _internal(sys._getframe(1).f_globals.get("__name__", "")):
-            return core
-        return [obj.value_of_input(s) for s in core]
-
-    def __set__(self, obj: Graph, value: list[Symbol]) -> None:
-        obj.__dict__["_inputs"] = value
+        core = obj.core_graph
+        return [core.value_of_input(s) for s in core.inputs]
 
 
 class _Current:
@@ -83,20 +142,36 @@ class _Chain:
 class Graph(_GdGraph):
     """A graph built with MAX's API: ``Graph(name, input_types=[TensorType(...), ...])``.
 
-    A :class:`graphdsl.Graph` under the ``max-graph`` policy (max.graph 26's promotion) whose
-    values are :class:`TensorValue`\\s (``graph.inputs[i]``, a ``Value``; ``.tensor`` as in
-    MAX).
-    ``exporters.onnx.export`` and ``run`` take it as any graphdsl graph; ``run`` picks
-    onnxruntime's CUDA provider when the graph uses a GPU. ``forward`` and the extra
-    arguments it receives are MAX's; ``policy`` is graphdsl's. A ``BufferType`` input is
-    state: its value after the graph's ``buffer_store``\\s becomes an extra output (after
-    the graph's own, in input order). MAX's MLIR ``path``, custom kernels
-    (``custom_extensions``, ``kernel_library``) and ``module`` raise
-    :class:`UnsupportedError`.
+    Its values are :class:`TensorValue`\\s (``graph.inputs[i]``, a ``Value``; ``.tensor`` as
+    in MAX). Underneath is graphdsl's graph, ``graph.core_graph`` (a :class:`CoreGraph`
+    under the ``max-graph`` policy, max.graph 26's promotion), which owns the symbols: a MAX
+    Graph is a :class:`graphdsl.Graph` whose every graphdsl attribute and method
+    (``nodes``, ``outputs``, ``policy``, ``verify()``, ``print(graph)``...) is its core
+    graph's, but for ``inputs``, which are MAX's values. ``gd.evaluate``, the passes and
+    ``exporters.onnx.export`` and ``run`` take it as any graphdsl graph (they read its
+    ``core_graph``); ``run`` picks onnxruntime's CUDA provider when the graph uses a GPU.
+
+    ``forward`` and the extra arguments it receives are MAX's; ``policy`` is graphdsl's. A
+    ``BufferType`` input is state: its value after the graph's ``buffer_store``\\s becomes an
+    extra output (after the graph's own, in input order). graphdsl has no MLIR and no kernel
+    libraries: an empty :class:`~graphdsl.max.KernelLibrary` as ``kernel_library`` and a
+    :class:`graphdsl.max.mlir.Context` as ``context=`` (placeholders, taken from the
+    keyword arguments) are accepted and ignored; MAX's MLIR ``path``, custom kernels
+    (``custom_extensions``) and ``module`` raise :class:`UnsupportedError`.
+
+    >>> import graphdsl as gd
+    >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType
+    >>> with Graph("g", input_types=[TensorType(DType.float32, [2], DeviceRef.CPU())]) as g:
+    ...     g.output(g.inputs[0] * 2)
+    >>> type(g.inputs[0]).__name__, type(g.core_inputs[0]).__name__
+    ('TensorValue', 'Symbol')
+    >>> isinstance(g, gd.Graph), g.policy.name, len(g.nodes)
+    (True, 'max-graph', 3)
     """
 
     current = _Current()
     inputs = _Inputs()
+    _core: CoreGraph  # graphdsl's graph underneath: every other attribute is its
 
     def __init__(
         self,
@@ -113,9 +188,11 @@ class Graph(_GdGraph):
         policy: str | Policy = "max-graph",
         **kwargs: Any,
     ) -> None:
+        check_placeholder(name, "kernel_library", kernel_library, KernelLibrary)
+        if isinstance(kwargs.get("context"), Context):  # (an MLIR context: a placeholder)
+            del kwargs["context"]
         for what, given in (
             ("path", path is not None),
-            ("kernel_library", kernel_library),
             ("module", module),
             ("custom_extensions", list(custom_extensions)),
         ):
@@ -125,17 +202,8 @@ class Graph(_GdGraph):
                     "supported by graphdsl"
                 )
         types = [_max_type(t, name) for t in input_types]
-        self._devices: dict[int, DeviceRef] = {}  # input and output symbol id -> device
-        self._seen: dict[DeviceRef, None] = {}
-        self._buffers: dict[int, BufferValue] = {}  # buffer input symbol id -> its state
-        self._user_outputs: list[Symbol] = []
-        super().__init__(name, [t.as_graphdsl() for t in types], policy=policy)
-        self._input_values: dict[int, Value] = {}
-        for sym, t in zip(self.core_inputs, types, strict=True):
-            self._devices[sym.id] = t.device
-            self.note_device(t.device)
-            if isinstance(t, BufferType):
-                self._buffers[sym.id] = BufferValue(self, sym, t)
+        # the one attribute of its own: every other one is the core graph's (__setattr__)
+        object.__setattr__(self, "_core", CoreGraph(name, types, policy))
         if forward is not None:
             with self:
                 result = forward(*self.inputs, *args, **kwargs)
@@ -143,41 +211,53 @@ class Graph(_GdGraph):
                     outs = [result] if isinstance(result, (TensorValue, Symbol)) else list(result)
                     self.output(*outs)
 
+    # -- the core graph
+    @property
+    def core_graph(self) -> CoreGraph:
+        """graphdsl's graph underneath: graphdsl's IR, which graphdsl's evaluation, passes
+        and exporters read (its ``inputs`` are graphdsl's symbols)."""
+        return self._core
+
+    @property
+    def core_inputs(self) -> list[Symbol]:
+        """graphdsl's input symbols (``inputs`` gives MAX's values)."""
+        return self._core.inputs
+
+    def __getattr__(self, name: str) -> Any:
+        """The core graph's attribute (``nodes``, ``outputs``, ``policy``, ...)."""
+        if name == "_core":  # (not set yet: an error in __init__, or an unpickled copy)
+            raise AttributeError(name)
+        return getattr(self._core, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._core, name, value)
+
     def __enter__(self) -> Graph:
-        super().__enter__()
+        self._core.__enter__()
         _value.STACK.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _value.STACK.remove(self)
-        super().__exit__(*exc)
-
-    @property
-    def core_inputs(self) -> list[Symbol]:
-        """graphdsl's input symbols (``inputs`` gives MAX's values)."""
-        return self.__dict__["_inputs"]  # type: ignore[no-any-return]
+        self._core.__exit__(*exc)
 
     def value_of_input(self, s: Symbol) -> Value:
         """Input ``s`` as MAX's value: a TensorValue on its device, or its BufferValue."""
-        found = self._input_values.get(s.id)
-        if found is None:
-            found = self._buffers.get(s.id) or tv(s, self._devices.get(s.id, CPU))
-            self._input_values[s.id] = found
-        return found
+        return self._core.value_of_input(s)
 
     # -- devices
     def note_device(self, device: DeviceRef) -> None:
         """Record that a value of the graph lives on ``device``."""
-        self._seen[device] = None
+        self._core.note_device(device)
 
     def device_of(self, value: Symbol) -> DeviceRef:
         """The device of an input or output of the graph (CPU for others)."""
-        return self._devices.get(value.id, CPU)
+        return self._core.device_of(value)
 
     @property
     def devices(self) -> list[DeviceRef]:
         """The devices the graph's values live on, in order of first use."""
-        return list(self._seen)
+        return self._core.devices
 
     @property
     def device_chains(self) -> dict[DeviceRef, _Chain]:
@@ -189,19 +269,22 @@ class Graph(_GdGraph):
     def output(self, *values: Any) -> None:
         """Set the graph's outputs (TensorValues, graph inputs or Python numbers); the final
         value of each buffer input follows them."""
+        core = self._core
+        _check_signature(core)
         symbols = []
         for v in values:
             if isinstance(v, TensorValue):
-                self._devices[v.symbol.id] = v.device
+                core._devices[v.symbol.id] = v.device
             symbols.append(arg(v))
-        self._user_outputs = list(symbols)
-        state = [b.current for b in self._buffers.values()]
-        super().output(*symbols, *state)
+        state = [b.current for b in core._buffers.values()]
+        core.output(*symbols, *state)
+        core._user_outputs = list(core.outputs[: len(symbols)])
 
     @property
     def output_types(self) -> list[TensorType]:
         """The outputs' types (MAX's), with their devices; buffers' final values included."""
-        return [tv(o, self.device_of(o)).type for o in self.outputs]
+        core = self._core
+        return [tv(o, core.device_of(o)).type for o in core.outputs]
 
     # -- MAX's graph API
     def add_subgraph(
@@ -228,14 +311,55 @@ class Graph(_GdGraph):
         TensorType(dtype=int32, shape=[Dim('n')], device=cpu:0)
         """
         return Graph(name, forward, input_types, path, custom_extensions=custom_extensions,
-                     policy=self.policy)  # fmt: skip
+                     policy=self._core.policy)  # fmt: skip
 
     def add_weight(self, weight: Weight, force_initial_weight_on_host: bool = True) -> TensorValue:
         """``weight`` as a value of this graph (graphdsl's :meth:`graphdsl.Graph.weight`)."""
         shape = [int(dim_to_core(d)) for d in weight.shape]
-        value = tv(self.weight(weight.name, dtype_to_core(weight.dtype), shape), weight.device)
-        self.note_device(weight.device)
+        core = self._core
+        value = tv(core.weight(weight.name, dtype_to_core(weight.dtype), shape), weight.device)
+        core.note_device(weight.device)
         return value
+
+
+def _forwarded(name: str, attr: FunctionType | property) -> FunctionType | property:
+    """graphdsl.Graph's method or property ``name``, on a MAX Graph's core graph."""
+    if isinstance(attr, property):
+        return property(lambda self: getattr(self._core, name),
+                        doc=f"The core graph's ``{name}`` (:class:`graphdsl.Graph`).")  # fmt: skip
+
+    def method(self: Graph, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._core, name)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"Graph.{name}"
+    method.__doc__ = f"The core graph's ``{name}`` (:meth:`graphdsl.Graph.{name}`)."
+    return method  # type: ignore[return-value]
+
+
+# Every method and property of graphdsl.Graph that the MAX Graph does not define itself
+# works on its core graph: one that builds a node makes it there (the symbols' graph), one
+# that checks ownership sees the core graph (``__init__`` aside: a MAX Graph makes its core)
+for _name, _attr in list(vars(_GdGraph).items()):
+    _own = _name in vars(Graph) or _name == "__init__"
+    if not _own and isinstance(_attr, (FunctionType, property)):
+        setattr(Graph, _name, _forwarded(_name, _attr))
+
+
+def _check_signature(core: Any) -> None:
+    """max.graph verifies a graph at ``output`` and refuses an input type with a dimension
+    that is an expression (``n + 1``): its function signatures take static and symbolic
+    dimensions only (graphdsl's own graphs take them)."""
+    for s in core.inputs:
+        for d in s.type.shape:
+            if isinstance(d, AlgebraicDim):
+                raise ValueError(
+                    "Graph failed to verify. Please file an issue. This should be impossible. "
+                    f"(max.graph: Expressions are not (currently) allowed in function "
+                    f"signatures: input {s.attrs['name']!r} has dimension {d}; give it a "
+                    "symbolic dimension of its own, or build the graph with graphdsl.Graph, "
+                    "which takes such inputs)"
+                )
 
 
 def _max_type(t: object, graph: str) -> TensorType | BufferType:

@@ -6,6 +6,8 @@ import builtins
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 import graphdsl.ops as gd
 from graphdsl.graph import Symbol
 from graphdsl.max._common import (
@@ -23,7 +25,7 @@ from graphdsl.max._types import (
     FilterLayout,
     InterpolationMode,
 )
-from graphdsl.max._value import TensorValue, maxop
+from graphdsl.max._value import TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
 
 # ---------------------------------------------------------------------------- nn
@@ -86,7 +88,8 @@ def conv2d(
     built as MAX defines it: for each kernel tap, the strided window of the (padded) input
     times that tap's ``(channels, filters)`` matrix, summed over the taps (MatMuls and Adds
     in the model; groups 1)."""
-    xs, fs = _arg(x), _arg(filter)
+    xs = _arg(x)
+    fs = _weak_array(_arg(filter), xs)
     words = None
     if _rank(xs) not in (None, 4):
         words = (
@@ -104,6 +107,24 @@ def conv2d(
                                        _layout(input_layout), _layout(filter_layout)))  # fmt: skip
         return _tv(gd.conv2d(xs, fs, stride, dilation, padding, groups, _arg(bias),
                              _layout(input_layout), _layout(filter_layout)))  # fmt: skip
+
+
+def _weak_array(a: Any, like: Any) -> Any:
+    """A numpy filter as max.graph takes it: a weak value, a constant of the input's dtype
+    where its values convert exactly (float arrays to float dtypes, integer arrays to any);
+    otherwise unchanged (graphdsl promotes it as a strong value)."""
+    if not isinstance(a, np.ndarray) or not isinstance(like, Symbol):
+        return a
+    target = like.dtype
+    if not (target.is_float or (target.is_integer and a.dtype.kind in "iub")):
+        return a
+    if a.dtype.kind == "f" and not target.is_float:
+        return a
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = a.astype(target.np)
+        if a.dtype.kind != "f" and not np.array_equal(converted.astype(a.dtype), a):
+            return a
+    return current_graph().constant(converted, target)
 
 
 def _conv2d_by_taps(
@@ -182,7 +203,8 @@ def conv2d_transpose(
     filter_layout: FilterLayout = FilterLayout.RSCF,
 ) -> TensorValue:
     """Transposed 2-D convolution (graphdsl's ``conv2d_transpose``)."""
-    return _tv(gd.conv2d_transpose(_arg(x), _arg(filter), stride, dilation, padding,
+    xs = _arg(x)
+    return _tv(gd.conv2d_transpose(xs, _weak_array(_arg(filter), xs), stride, dilation, padding,
                                    output_paddings, _arg(bias), _layout(input_layout),
                                    _layout(filter_layout)))  # fmt: skip
 
@@ -227,7 +249,13 @@ def resize(
     mode = InterpolationMode(interpolation)
     sizes = _dims(shape, "resize")
     words = None
-    if len(sizes) != 4:
+    rank = _rank(input)
+    if rank is not None and rank != 4:
+        words = (
+            "Input tensor must have rank 4 (NCHW format) for resize operation, but got rank "
+            f"{rank}"
+        )
+    elif len(sizes) != 4:
         words = (
             "shape must have 4 elements for NCHW format (batch, channels, height, width), but "
             f"got {len(sizes)} elements"

@@ -18,19 +18,19 @@ from graphdsl.max._common import (
     _arg,
     _axis_words,
     _dims,
-    _indices_words,
     _number,
     _rank,
     _scatter_words,
 )
-from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
-from graphdsl.max._errors import max_words
+from graphdsl.max._errors import max_words, refuse
 from graphdsl.max._types import DeviceRef, UnsupportedError, Weight
 from graphdsl.max._value import METHOD_OPS, TensorValue, current_graph, maxop
 from graphdsl.max._value import tv as _tv
+from graphdsl.policies import PromotionError
 from graphdsl.shapes import ShapeError
 
 # ---------------------------------------------------------------------------- shapes
@@ -43,8 +43,11 @@ def reshape(x: TensorValueLike, shape: Iterable[DimLike]) -> TensorValue:
         _dims(shape, "reshape")  # raises: a shape given as a tensor
     dims = [operator.index(d) if isinstance(d, (int, np.integer)) else dim_to_core(d)
             for d in shape]  # fmt: skip
-    two = sum(1 for d in dims if isinstance(d, int) and d == -1) > 1
-    with max_words("reshape(): at most one -1 dimension is allowed" if two else None):
+    minus_ones = sum(1 for d in dims if isinstance(d, int) and d == -1)
+    words = "reshape(): at most one -1 dimension is allowed" if minus_ones > 1 else None
+    if minus_ones == 1 and any(isinstance(d, int) and d == 0 for d in dims):
+        words = "reshape(): cannot infer -1 dimension when another dimension is 0"
+    with max_words(words):
         return _tv(gd.reshape(_arg(x), dims))
 
 
@@ -55,6 +58,21 @@ def flatten(x: TensorValueLike, start_dim: int = 0, end_dim: int = -1) -> Tensor
     words = _axis_words(x, start_dim, f"start_dim {between}") or _axis_words(
         x, end_dim, f"end_dim {between}"
     )
+    rank = _rank(x)
+    if rank == 0:  # MAX takes a scalar as of rank 1: dims -1 and 0
+        for name, d in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if isinstance(d, int) and d not in (-1, 0):
+                raise ShapeError(f"{name} {between.format(lo=-1, hi=0, axis=d)}; flatten: "
+                                 f"{name} {d} is out of range for a scalar")  # fmt: skip
+    ints = isinstance(start_dim, int) and isinstance(end_dim, int)
+    if words is None and rank and ints and start_dim % rank > end_dim % rank:
+        words = "start_dim cannot come after end_dim"
+    if words is None and rank and ints:  # MAX reshapes to [..., -1, ...]: no -1 beside a 0
+        lo, hi = start_dim % rank, end_dim % rank
+        rest = [d for k, d in enumerate(_arg(x).shape) if not lo <= k <= hi]
+        if any(isinstance(d, int) and d == 0 for d in rest):
+            refuse("reshape(): cannot infer -1 dimension when another dimension is 0",
+                   "(graphdsl: max.graph's flatten is that reshape)", ShapeError)  # fmt: skip
     with max_words(words):
         return _tv(gd.flatten(_arg(x), start_dim, end_dim))
 
@@ -63,6 +81,11 @@ def flatten(x: TensorValueLike, start_dim: int = 0, end_dim: int = -1) -> Tensor
 def transpose(x: TensorValueLike, axis_1: int, axis_2: int) -> TensorValue:
     """Swaps two axes (graphdsl's ``transpose``)."""
     out = "out of range (expected to be in range of [{lo}, {hi}], but got {axis})"
+    if _rank(x) == 0:  # MAX takes a scalar as of rank 1: axes -1 and 0, and it is its own
+        for name, a in (("axis_1", axis_1), ("axis_2", axis_2)):
+            if isinstance(a, int) and a not in (-1, 0):
+                raise ShapeError(f"Axis {name} {out.format(lo=-1, hi=0, axis=a)}")
+        return _tv(_arg(x))
     words = _axis_words(x, axis_1, f"Axis axis_1 {out}") or _axis_words(
         x, axis_2, f"Axis axis_2 {out}"
     )
@@ -78,6 +101,12 @@ def permute(x: TensorValueLike, dims: list[int]) -> TensorValue:
         words = words or _axis_words(x, d, "All dimensions in the ordering must be be between "
                                      "{lo} and {hi} (inclusive), but was {axis}")  # fmt: skip
     rank, ints = _rank(x), all(isinstance(d, int) for d in dims)
+    if rank is not None and len(dims) != rank:
+        words = (
+            f"The rank of the input ({rank}) does not match the number of dims used for "
+            f"ordering ({len(dims)})"
+        )
+        refuse(words, f"(graphdsl: one entry per axis, got {list(dims)})")
     if words is None and rank and ints and len({d % rank for d in dims}) < len(dims):
         words = f"The ordering may not contain duplicate dimensions: {list(dims)}"
     with max_words(words):
@@ -122,10 +151,20 @@ def concat(original_vals: Iterable[TensorValueLike], axis: int = 0) -> TensorVal
     """Concatenates along ``axis`` (graphdsl's ``concat``)."""
     vals = [_arg(v) for v in original_vals]
     words = "Must provide at least one value to concat." if not vals else None
+    shapes = [v.shape for v in vals if isinstance(v, Symbol)]
+    if len({len(s) for s in shapes}) > 1:  # (MAX checks the ranks first)
+        refuse("Concat inputs must all have the same rank.",
+               f"(graphdsl: got shapes {', '.join(map(str, shapes))})", ShapeError)  # fmt: skip
     if vals:
         words = _axis_words(vals[0], axis, "Axis out of range axis={axis}")
-        if words is None and isinstance(axis, int):
-            words = _concat_words([v.shape for v in vals if isinstance(v, Symbol)], axis)
+        if words is not None:
+            raise ShapeError(f"{words}; concat: axis {axis} is out of range for the values")
+        if isinstance(axis, int):
+            words = _concat_words(shapes, axis)
+        dtypes = {v.dtype.name: None for v in vals if isinstance(v, Symbol)}
+        if words is None and len(dtypes) > 1:
+            why = f"(graphdsl: max.graph concatenates values of one dtype, got {', '.join(dtypes)})"
+            refuse("Failed to create op 'concat'", why, PromotionError)
     with max_words(words):
         return _tv(gd.concat(vals, axis))
 
@@ -135,24 +174,32 @@ def _concat_words(shapes: list[tuple[Any, ...]], axis: int) -> str | None:
     concat axis (``axis`` in range)."""
     if len({len(s) for s in shapes}) > 1:
         return "Concat inputs must all have the same rank."
+    rank = len(shapes[0]) if shapes else 0
     for i, sizes in enumerate(zip(*shapes, strict=False)):
-        if i != axis % len(sizes) and len(set(sizes)) > 1:
+        if i != axis % rank and len(set(sizes)) > 1:
             return f"Concat inputs differ on non-concat axis {i}"
     return None
 
 
 @maxop("stack")
 def stack(values: Iterable[TensorValueLike], axis: int = 0) -> TensorValue:
-    """Stacks along a new axis ``axis`` (graphdsl's ``stack``)."""
+    """Stacks along a new axis ``axis`` (graphdsl's ``stack``): MAX's values of one dtype
+    and rank (graphdsl's own stack would promote their dtypes)."""
     vals = [_arg(v) for v in values]
     words = "Expected at least one value to stack" if not vals else None
-    if vals and len({v.dtype for v in vals if isinstance(v, Symbol)}) > 1:
-        words = "All inputs to stack must have the same dtype"
-    elif vals:
+    symbols = [v for v in vals if isinstance(v, Symbol)]
+    if len({v.rank for v in symbols}) > 1:
+        shown = ", ".join(str(v.shape) for v in symbols)
+        refuse("All inputs to stack must be the same rank", f"got {shown}", ShapeError)
+    if len({v.dtype for v in symbols}) > 1:
+        dtypes = ", ".join(v.dtype.name for v in symbols)
+        refuse("All inputs to stack must have the same dtype", f"got {dtypes}; cast them first",
+               PromotionError)  # fmt: skip
+    if vals:
         words = _axis_words(vals[0], axis, "Axis out of range (expected to be in range of "
                             "[{lo}, {hi}], but got {axis})", extra=1)  # fmt: skip
         if words is None and isinstance(axis, int):  # (MAX concatenates them unsqueezed)
-            shapes = [list(v.shape) for v in vals if isinstance(v, Symbol)]
+            shapes = [list(v.shape) for v in symbols]
             for shape in shapes:
                 shape.insert(axis % (len(shape) + 1), 1)
             words = _concat_words([tuple(s) for s in shapes], axis)
@@ -168,9 +215,12 @@ def split(x: TensorValueLike, split_sizes: Sequence[DimLike], axis: int = 0) -> 
     static = isinstance(axis, int) and all(isinstance(s, int) for s in sizes)
     if words is None and isinstance(value, Symbol) and static:
         size = value.shape[axis]
-        if isinstance(size, int) and size != sum(sizes):  # type: ignore[arg-type]
+        if any(s < 0 for s in sizes):  # type: ignore[operator]
+            refuse(f"Split sizes must be positive: sizes={sizes}",
+                   "(graphdsl: a piece cannot have a negative size)", ShapeError)  # fmt: skip
+        if not isinstance(size, int) or size != sum(sizes):  # type: ignore[arg-type]
             words = (
-                f"Split sizes must sum to dimension value; x.shape[axis]={size} != "
+                f"Split sizes must sum to dimension value; x.shape[axis]={Dim(size)!r} != "
                 f"sum(sizes={sizes})"
             )
     with max_words(words):
@@ -182,18 +232,36 @@ _AXIS_IN_RANGE = "Axis must be in range [{lo}, {end}), got {axis}"  # MAX's word
 
 @maxop("chunk")
 def chunk(x: TensorValueLike, chunks: int, axis: int = 0) -> list[TensorValue]:
-    """Splits into ``chunks`` equal pieces along ``axis`` (graphdsl's ``chunk``)."""
+    """Splits into ``chunks`` equal pieces along ``axis`` (graphdsl's ``split``), as MAX's:
+    the axis must be static and ``chunks`` divide it (a 0-size axis gives ``chunks`` empty
+    pieces; a negative count none)."""
     value = _arg(x)
-    if chunks == 0:
-        raise ZeroDivisionError("chunk: chunks=0 (integer modulo by zero, as in MAX)")
-    if isinstance(value, Symbol) and isinstance(chunks, int) and -value.rank <= axis < value.rank:
-        size = value.shape[axis]
-        if isinstance(size, int) and chunks > 0 and size % chunks:
+    if isinstance(value, Symbol) and value.rank == 0 and isinstance(chunks, int) and chunks > 1:
+        refuse(f"Cannot split scalar value into chunks={chunks}", "(graphdsl: it has no axis)",
+               ShapeError)  # fmt: skip
+    words = _axis_words(value, axis, _AXIS_IN_RANGE)
+    if words is not None:  # (before MAX's modulo by chunks)
+        raise ShapeError(f"{words}; chunk: axis {axis} is out of range for {value.type}")
+    with max_words(words):
+        static = isinstance(value, Symbol) and isinstance(axis, int)
+        static = static and -value.rank <= axis < value.rank  # (else graphdsl raises)
+        size = value.shape[axis] if static else None
+        if chunks == 0:
+            raise ZeroDivisionError("chunk: chunks=0 (integer modulo by zero, as in MAX)")
+        if isinstance(chunks, int) and chunks < 0:
+            return []  # (as MAX: no pieces)
+        if size is not None and not isinstance(size, int):
+            raise TypeError(
+                f"chunk: x.shape[axis]={Dim(size)!r} is not static (MAX chunks static "
+                "dimensions only); split with explicit sizes (ops.split) instead"
+            )
+        if isinstance(size, int) and isinstance(chunks, int) and size % chunks:
             raise ShapeError(
                 f"chunk: chunks={chunks} must statically divide x.shape[axis]={size} (MAX's "
                 "rule); split with explicit sizes (ops.split) instead"
             )
-    with max_words(_axis_words(value, axis, _AXIS_IN_RANGE)):
+        if isinstance(size, int) and isinstance(chunks, int):
+            return [_tv(p) for p in gd.split(value, [size // chunks] * chunks, axis)]
         return [_tv(p) for p in gd.chunk(value, chunks, axis)]
 
 
@@ -207,6 +275,9 @@ def tile(x: TensorValueLike, repeats: Iterable[DimLike]) -> TensorValue:
             "Input rank and number of elements in repeats must match: "
             f"shape={list(value.shape)}, repeats={counts}"
         )
+    if words is None and any(c <= 0 for c in counts):
+        refuse(f"Repeats must all be positive: repeats={[Dim(c) for c in counts]}",
+               "(graphdsl: each axis is repeated at least once)")  # fmt: skip
     with max_words(words):
         return _tv(gd.tile(value, counts))
 
@@ -230,8 +301,9 @@ def repeat_interleave(
         if axis is None
         else _axis_words(x, axis, "repeat_interleave: axis={axis} out of bounds for x.rank={rank}")
     )
-    if words is None and isinstance(repeats, int) and repeats < 0:  # (MAX's words, its typo)
-        words = f"repeats_inteleave: repeat value must be positive, given repeats={repeats}"
+    if words is None and isinstance(repeats, int) and repeats <= 0:  # (MAX's words, its typo)
+        refuse(f"repeats_inteleave: repeat value must be positive, given repeats={repeats}",
+               "(graphdsl: repeat each element at least once)")  # fmt: skip
     with max_words(words):
         return _tv(gd.repeat_interleave(_arg(x), repeats, axis))
 
@@ -249,6 +321,9 @@ def pad(
             "pad: a padding value given as a tensor is not supported by graphdsl; give a "
             "Python number"
         )
+    if mode not in ("constant", "reflect", "edge"):
+        refuse(f"pad: unsupported padding mode {mode!r}",
+               "(graphdsl: use 'constant', 'reflect' or 'edge')")  # fmt: skip
     pads = list(paddings)
     negative = any(isinstance(p, int) and p < 0 for p in pads)
     with max_words(f"padding values must be non-negative but given {pads}" if negative else None):
@@ -283,7 +358,7 @@ def scatter(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
     """Writes ``updates`` into ``input`` at ``indices`` along ``axis`` (graphdsl's)."""
-    with max_words(_scatter_words(input, updates, axis)):
+    with max_words(_scatter_words(input, updates, axis, indices)):
         return _tv(gd.scatter(_arg(input), _arg(updates), _arg(indices), axis))
 
 
@@ -292,7 +367,7 @@ def scatter_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike, axis: int = -1
 ) -> TensorValue:
     """Adds ``updates`` into ``input`` at ``indices`` along ``axis`` (graphdsl's)."""
-    with max_words(_scatter_words(input, updates, axis)):
+    with max_words(_scatter_words(input, updates, axis, indices)):
         return _tv(gd.scatter_add(_arg(input), _arg(updates), _arg(indices), axis))
 
 
@@ -301,7 +376,7 @@ def scatter_nd(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
     """Writes ``updates`` at index tuples (graphdsl's ``scatter_nd``)."""
-    with max_words(_indices_words(indices)):
+    with max_words(_scatter_words(input, updates, None, indices, nd=True)):
         return _tv(gd.scatter_nd(_arg(input), _arg(updates), _arg(indices)))
 
 
@@ -310,7 +385,7 @@ def scatter_nd_add(
     input: TensorValueLike, updates: TensorValueLike, indices: TensorValueLike
 ) -> TensorValue:
     """Adds ``updates`` at index tuples (graphdsl's ``scatter_nd_add``)."""
-    with max_words(_indices_words(indices)):
+    with max_words(_scatter_words(input, updates, None, indices, nd=True)):
         return _tv(gd.scatter_nd_add(_arg(input), _arg(updates), _arg(indices)))
 
 
@@ -331,8 +406,10 @@ def band_part(
     """Keeps the diagonal band ``-num_lower <= j - i <= num_upper`` of the last two axes (None:
     unbounded) and zeros the rest; ``exclude`` inverts it (graphdsl's ``band_part``)."""
     for name, n in (("num_lower", num_lower), ("num_upper", num_upper)):
-        if n is not None and n < 0:
-            raise ValueError(f"{name}={n} must be non-negative (None: unbounded)")
+        if n is not None and n < -1:
+            raise ValueError(f"{name}={n} must be non-negative (None or -1: unbounded)")
+    num_lower = None if num_lower == -1 else num_lower  # (MAX: -1 is unbounded too)
+    num_upper = None if num_upper == -1 else num_upper
     value = _arg(x)
     words = None
     if isinstance(value, Symbol) and value.rank < 2:
@@ -369,6 +446,12 @@ def range(
             made = gd.range(s0, s1, st, None if out_dim is None else dim_to_core(out_dim),
                             dtype=core)  # fmt: skip
         return _tv(made, device)
+    if out_dim is None and st != 0 and (s1 - s0) / st < 0:
+        count = Dim(math.floor((s1 - s0) / st))
+        raise TypeError(
+            f"Static tensor dimensions must be non-negative; got shape=[{count!r}] (graphdsl: "
+            f"range({s0}, {s1}, {st}) counts away from its stop)"
+        )
     n = _max_length(s0, s1, st) if out_dim is None else int(Dim(out_dim))
     if n == 0 or st == 0:  # n zeros: a scalar broadcast in the graph
         zero = graph.constant(np.zeros((), core.np))

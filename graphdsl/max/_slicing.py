@@ -20,8 +20,8 @@ import numpy as np
 
 import graphdsl.ops as gd
 from graphdsl.graph import Symbol
-from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim, StaticDim
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._value import HOOKS, TensorValue, arg, maxop, tv
 
 __all__ = ["getitem", "slice_tensor"]
@@ -54,6 +54,7 @@ def _entry(it: Any, dim: Any) -> Any:
         return (s, dim_to_core(out_dim))
     if isinstance(it, slice):
         _check_step(it)
+        _check_bounds(it, dim)
         if any(_tensor(b) for b in (it.start, it.stop)):
             raise TypeError(
                 f"slice {it}: bounds given as tensors need the result's dimension, as MAX asks: "
@@ -65,6 +66,38 @@ def _entry(it: Any, dim: Any) -> Any:
     if isinstance(it, Dim):
         return int(it)
     return it
+
+
+def _check_bounds(s: slice, dim: Any) -> None:
+    """MAX's checks of a slice's int bounds (where graphdsl would clamp them, as numpy
+    does): a negative bound before the start of a static dimension, and a start after the
+    stop."""
+    start, stop = s.start, s.stop
+    if not all(b is None or _is_int(b) for b in (start, stop)):
+        return
+    size = int(dim) if isinstance(dim, StaticDim) else None
+    fail = "Failed to create op 'SliceOp': [rmo.slice {}]"
+    norm = []
+    for name, b in (("start", start), ("stop", stop)):
+        if b is None or size is None or int(b) >= 0:
+            norm.append(None if b is None else int(b))
+            continue
+        if int(b) + size < 0:
+            raise ValueError(
+                fail.format(f"{name} index {int(b) + size} out of range for dimension size {size}")
+                + f" (graphdsl: {s} of a dimension of size {size})"
+            )
+        norm.append(int(b) + size)
+    a, b = norm
+    if a is not None and b is not None and (a >= 0) == (b >= 0) and a > b:
+        step = 1 if s.step is None else int(s.step)
+        raise ValueError(
+            fail.format(
+                "start and stop should be increasing for positive step and decreasing for "
+                f"negative step, but got start {a}, stop {b} for step {step}"
+            )
+            + f" (graphdsl: {s} would be empty)"
+        )
 
 
 def _check_step(s: slice) -> None:
@@ -166,6 +199,11 @@ def slice_tensor(x: Any, indices: Sequence[Any]) -> TensorValue:
     tensor bounds."""
     value = x if isinstance(x, TensorValue) else tv(arg(x))
     items = [it for it in indices]
+    if sum(1 for it in items if it is Ellipsis) > 1:
+        raise ValueError(
+            f"more than one Ellipsis in slice indices {tuple(items)} (graphdsl: an index can "
+            "have only one ...)"
+        )
     if any(_tensor(it) for it in items):
         k = next(i for i, it in enumerate(items) if _tensor(it))
         rest = [slice(None) if i == k else it for i, it in enumerate(items)]

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from graphdsl.dtypes import DType as CoreDType
-from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Shape, SymbolicDim
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core
@@ -84,6 +84,24 @@ class DeviceRef:
     def GPU(id: int = 0) -> DeviceRef:  # MAX's name
         """Creates a GPU device reference."""
         return DeviceRef(DeviceKind.GPU, id)
+
+    @staticmethod
+    def from_device(device: Any) -> DeviceRef:
+        """The reference to a driver device (:mod:`graphdsl.max.driver`'s ``CPU()`` or
+        ``Accelerator(id)``), as MAX's ``DeviceRef.from_device``."""
+        if isinstance(device, DeviceRef):
+            return device
+        is_host = getattr(device, "is_host", None)
+        if is_host is None:
+            raise TypeError(f"DeviceRef.from_device: {device!r} is not a driver device")
+        return DeviceRef.CPU(0) if is_host else DeviceRef.GPU(int(device.id))
+
+    def to_device(self) -> Any:
+        """The driver device this refers to (:mod:`graphdsl.max.driver`'s ``CPU()`` or
+        ``Accelerator(id)``), as MAX's ``DeviceRef.to_device``."""
+        from graphdsl.max._devices import CPU, Accelerator
+
+        return CPU(self.id) if self.is_cpu() else Accelerator(self.id)
 
     def is_cpu(self) -> bool:
         return self.device_type is DeviceKind.CPU

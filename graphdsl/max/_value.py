@@ -19,23 +19,26 @@ the graph underneath holds graphdsl's plain types.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import GeneratorType
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
 import graphdsl.ops as gd
+from graphdsl.dims import as_dim
 from graphdsl.graph import GraphError, Symbol
-from graphdsl.max._core_dims import from_core as dim_from_core
-from graphdsl.max._core_dims import to_core as dim_to_core
 from graphdsl.max._dim import Dim, Shape, StaticDim
+from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import DeviceMismatchError, UnsupportedError, raising
 from graphdsl.max._types import DeviceRef, TensorType, Weight
+from graphdsl.max._value_compat import TorchStyleMethods
 from graphdsl.types import OpTypeError
 
 __all__ = ["METHOD_OPS", "TensorValue", "Value", "arg", "current_graph", "maxop", "tv"]
@@ -79,7 +82,7 @@ class Value:
         raise TypeError(f"{self!r} is not a buffer value")
 
 
-class TensorValue(Value):
+class TensorValue(Value, TorchStyleMethods):
     """A tensor value of a graphdsl.max :class:`~graphdsl.max.Graph`, as max.graph's
     ``TensorValue``: MAX's types (``type``, ``shape``, ``dtype``, ``device``), methods and
     operators (``&``, ``|``, ``^``, ``~`` are logical; ``x < y`` is ``not (x >= y)``;
@@ -138,7 +141,7 @@ class TensorValue(Value):
     @property
     def shape(self) -> Shape:
         """MAX's :class:`~graphdsl.max.Shape` (a list of ``Dim``)."""
-        return Shape(dim_from_core(d) for d in self._symbol.shape)
+        return Shape(as_dim(d) for d in self._symbol.shape)  # graphdsl's own Dims
 
     @property
     def dtype(self) -> DType:
@@ -177,11 +180,15 @@ class TensorValue(Value):
     # -- MAX's methods
     @property
     def T(self) -> TensorValue:
-        """The last two axes swapped (a value of rank < 2 is its own)."""
-        return self if self.rank < 2 else self.transpose(-2, -1)
+        """The last two axes swapped: MAX's ``transpose(-1, -2)``, so a value of rank < 2
+        raises MAX's IndexError."""
+        return self.transpose(-1, -2)
 
-    def reshape(self, shape: Iterable[Any]) -> TensorValue:
-        """Reshaped to ``shape`` (one -1 may stand for the rest)."""
+    def reshape(self, *shape: Any) -> TensorValue:
+        """Reshaped to ``shape`` (a list, or the dimensions as arguments; one -1 may stand
+        for the rest)."""
+        if len(shape) == 1 and isinstance(shape[0], Iterable):
+            shape = tuple(shape[0])
         return apply("reshape", gd.reshape, self, [_reshape_dim(d) for d in shape])
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
@@ -315,9 +322,6 @@ class TensorValue(Value):
     def __pos__(self) -> TensorValue:
         return self
 
-    def __abs__(self) -> TensorValue:
-        return apply("abs", gd.abs, self)
-
     def __round__(self) -> TensorValue:
         return apply("round", gd.round, self)
 
@@ -365,7 +369,7 @@ class TensorValue(Value):
 
 
 def _comparable(o: object, what: str) -> None:
-    if isinstance(o, str):
+    if isinstance(o, str) and not isinstance(o, Dim):
         raise TypeError(f"'{what}' not supported between instance of 'TensorValue' and 'str'")
 
 
@@ -406,19 +410,25 @@ def _operands(args: Iterable[Any]) -> Iterator[Any]:
             yield a
 
 
-def common_device(*args: Any) -> DeviceRef | None:
+def common_device(*args: Any, names: Sequence[str] = ()) -> DeviceRef | None:
     """The one device of the tensor operands among ``args`` (lists looked into); raises
-    MAX's ValueError when they are on different devices."""
+    MAX's ValueError when they are on different devices (listing the operands named
+    ``names``, one per arg, as MAX lists them)."""
     found: dict[DeviceRef, None] = {}
     for a in _operands(args):
         d = device_of(a)
         if d is not None:
             found[d] = None
     if len(found) > 1:
+        listed = "".join(
+            f"\n    {name}: {a.type}"
+            for name, a in zip(names, args, strict=False)
+            if isinstance(a, TensorValue)
+        )
         raise DeviceMismatchError(
-            "Input values must be on the same device: the operands are on "
-            f"{', '.join(str(d) for d in found)}; move them with x.to(device) or "
-            "ops.transfer_to"
+            f"Input values must be on the same device{listed}\n(graphdsl: the operands are "
+            f"on {', '.join(str(d) for d in found)}; move them with x.to(device) or "
+            "ops.transfer_to)"
         )
     return next(iter(found), None)
 
@@ -461,11 +471,11 @@ def tv(s: Symbol, device: DeviceRef | None = None) -> TensorValue:
 
 
 @contextmanager
-def op_scope(op: str, operands: Sequence[Any]) -> Iterator[None]:
-    """Build MAX op ``op``: its tensor operands on one device (the results'), graphdsl's
-    errors as MAX's exception types."""
+def op_scope(op: str, operands: Sequence[Any], names: Sequence[str] = ()) -> Iterator[None]:
+    """Build MAX op ``op``: its tensor operands (named ``names``) on one device (the
+    results'), graphdsl's errors as MAX's exception types."""
     with raising(op):
-        device = common_device(*operands)
+        device = common_device(*operands, names=names)
         token = _OP_DEVICE.set(device)
         try:
             yield
@@ -484,9 +494,18 @@ def maxop(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     graphdsl's errors raised as MAX's types."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        positional = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+
         @functools.wraps(fn)
         def inner(*args: P.args, **kwargs: P.kwargs) -> R:
-            with op_scope(op, [*args, *kwargs.values()]):
+            # a generator of values (``ops.stack(v.tensor for v in ...)``) is read once
+            args = tuple(list(a) if isinstance(a, GeneratorType) else a for a in args)  # type: ignore[assignment]
+            names = [*positional[: len(args)], *(str(k) for k in kwargs)]
+            with op_scope(op, [*args, *kwargs.values()], names):
                 return fn(*args, **kwargs)
 
         return inner

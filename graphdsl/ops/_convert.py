@@ -17,7 +17,8 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
     Integer -> narrower integer wraps (two's complement); float -> integer truncates toward
     zero, saturates at the target's range, and maps NaN to 0 (as XLA does: a C cast is
     undefined there); anything -> bool is ``x != 0`` (NaN is True); float rounding is to
-    nearest even, overflowing to inf.
+    nearest even, overflowing to inf (ml_dtypes' conversions for its types: the 4- and 6-bit
+    floats saturate, and take every NaN to -0.0).
 
     >>> import numpy as np, graphdsl as gd
     >>> cast_array(np.array([300.7, -1e10, np.nan]), gd.int16)
@@ -32,6 +33,13 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
             return x
     if to in (DType.int4, DType.uint4) and x.dtype.kind in "iub":
         x = x.astype(np.int64)  # ml_dtypes wraps int64 (and refuses to wrap some others)
+    if (to in _VIA_F32 and (x.dtype.kind in "iub" or _is_ml_float(x.dtype))) or (
+        x.dtype in _VIA_F32_NP and to.is_float
+    ):
+        # through float32, as the export converts (exact from an ml_dtypes float; from an
+        # integer one rounding: ml_dtypes converts no uint64 above 2**63 to these, nor
+        # between some of its types)
+        x = x.astype(np.float32)
     src_kind = x.dtype.kind
     with np.errstate(all="ignore"):
         if (to.is_integer and src_kind in "fcV") or (to.is_integer and _is_ml_float(x.dtype)):
@@ -49,9 +57,25 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
             return np.asarray(x != 0)
         if src_kind == "c" and to.kind is not Kind.complex:
             x = np.real(x)
+        if to in _NO_NAN and (src_kind in "fc" or _is_ml_float(x.dtype)):
+            # ml_dtypes takes NaN to a zero whose sign is the NaN's sign bit flipped, a bit
+            # that no CPU promises (x86's 0/0 sets it): every NaN is -0.0, as np.nan gives
+            x = np.where(np.isnan(x), np.array(-0.0, x.dtype), x)
         return np.asarray(x.astype(target))
 
 
+_NO_NAN = frozenset({DType.float4_e2m1fn, DType.float6_e2m3fn, DType.float6_e3m2fn})
+# the small floats issue 30 added, which convert to and from other types through float32
+_VIA_F32 = frozenset({*_NO_NAN, DType.float8_e8m0fnu, DType.float8_e4m3fnuz,
+                      DType.float8_e5m2fnuz})  # fmt: skip
+_VIA_F32_NP = frozenset(d.np for d in _VIA_F32)
+
+
+# ml_dtypes' types (numpy's kind for them is 'V' or 'f', depending on the type and release)
+_ML_FLOATS = frozenset(d.np for d in DType if d.is_float and d.np.type.__module__ != "numpy")
+_ML_INTS = frozenset({DType.int4.np, DType.uint4.np})
+
+
 def _is_ml_float(d: np.dtype[Any]) -> bool:
-    """An ml_dtypes float (numpy's kind 'V', as ml_dtypes' int4 and uint4)."""
-    return d.kind == "V" and not d.name.startswith(("int", "uint"))
+    """An ml_dtypes float (bfloat16, the float8, float6 and float4 types)."""
+    return d in _ML_FLOATS

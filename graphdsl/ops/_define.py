@@ -10,6 +10,7 @@ through the graph's policy. Implementations receive operands already in ``in_dty
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import _apply_op
 from graphdsl.opdef import OPS, Impl, OpDef, Rule, register
 from graphdsl.ops._convert import cast_array
-from graphdsl.policies import Policy, Promoted
+from graphdsl.policies import Policy, Promoted, PromotionError
 from graphdsl.shapes import broadcast_shapes
 from graphdsl.symbol import Operand, Symbol
 from graphdsl.types import OpTypeError, TensorType
@@ -89,8 +90,11 @@ def types_str(types: Sequence[TensorType]) -> str:
 
 
 def need(kinds: frozenset[Kind], c: Promoted, types: Sequence[TensorType], p: Policy) -> None:
-    """Raise unless the promoted dtype ``c`` is of ``kinds``, saying what the op needs."""
+    """Raise unless the promoted dtype ``c`` is of ``kinds``, saying what the op needs (a
+    policy with ``bool_arithmetic`` types bool arithmetic as bool: :func:`uncomputable`)."""
     if c.dtype.kind in kinds:
+        return
+    if c.dtype is DType.bool and p.bool_arithmetic and kinds & NUMERIC:
         return
     want = _KIND_WORDS.get(kinds, "/".join(sorted(k.value for k in kinds)))
     via = (
@@ -105,6 +109,62 @@ def need(kinds: frozenset[Kind], c: Promoted, types: Sequence[TensorType], p: Po
         f"operand types {types_str(types)} (in argument order) {via}, but the op needs "
         f"{want} operands; {fix}"
     )
+
+
+def uncomputable(node: Symbol) -> str:
+    """Why ``node`` types but cannot be computed ('' if it can): arithmetic on bool that a
+    policy with ``bool_arithmetic`` (max-graph) types as bool, as max.graph does, and that
+    MAX's compiler then refuses (recorded in tests/data/max_graph_runtime.json: "the SIMD
+    type must be numeric", "ReduceSum requires a numeric dtype"...)."""
+    p = node.graph.policy
+    if not p.bool_arithmetic or node.op in _BOOL_KERNELS:
+        return ""
+    if node.dtype is not DType.bool and not any(i.type.dtype is DType.bool for i in node.inputs):
+        return ""  # (bool / bool computes in float64: its result is bool)
+    strict = _without_bool_arithmetic(p)
+    try:
+        typed = OPS[node.op].rule(strict, [i.type for i in node.inputs], dict(node.attrs))
+        # sum(bool): int64 in the other policies
+        refused = getattr(typed[1], "dtype", None) is not getattr(node.type, "dtype", None)
+    except (OpTypeError, PromotionError):
+        refused = True
+    except Exception:  # another refusal: the node's own rule said it when it was built
+        refused = False
+    if refused:
+        return (
+            f"{node.op} (at {node.loc}) of operand types "
+            f"{', '.join(i.type.dtype.name for i in node.inputs)} (in argument order): policy "
+            f"{p.name!r} types arithmetic on bool as max.graph does, and like MAX's compiler "
+            "(which refuses it: its kernels need numeric operands) graphdsl cannot compute "
+            "it; cast the bool operands to an integer dtype first, or use logical_or / "
+            "logical_and / logical_xor"
+        )
+    return ""
+
+
+# the ops MAX computes on bool that graphdsl's other policies refuse: abs (the identity)
+_BOOL_KERNELS = frozenset({"abs"})
+_STRICT: dict[int, Policy] = {}
+
+
+def check_computable(graph: Any) -> None:
+    """Raise :class:`OpTypeError` at the first node of ``graph`` (a graphdsl Graph) that
+    :func:`uncomputable` refuses; evaluation and export call it before they start."""
+    if not graph.policy.bool_arithmetic:
+        return
+    for node in graph.used():
+        why = uncomputable(node) if node.op not in ("input", "literal", "constant") else ""
+        if why:
+            raise OpTypeError(why)
+
+
+def _without_bool_arithmetic(p: Policy) -> Policy:
+    found = _STRICT.get(id(p))
+    if found is None:
+        found = copy.copy(p)
+        found.bool_arithmetic = False
+        _STRICT[id(p)] = found
+    return found
 
 
 def elementwise(

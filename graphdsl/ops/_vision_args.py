@@ -11,7 +11,15 @@ import numpy as np
 
 from graphdsl.ops._define import Operand, Symbol, op
 from graphdsl.ops._windows import to_channels_first, to_channels_last, window_size
-from graphdsl.shapes import Dim, ShapeError, derived_dim, floordiv_dim, format_shape, sum_dims
+from graphdsl.shapes import (
+    Dim,
+    ShapeError,
+    derived_dim,
+    dim_repr,
+    floordiv_dim,
+    format_shape,
+    sum_dims,
+)
 from graphdsl.types import OpTypeError
 
 LAYOUTS = {
@@ -135,10 +143,10 @@ def window_dim(
     extra = span - stride - lo - hi if transpose else lo + hi - span + 1
     if extra < 0:  # (a size that would be negative for a small d: the type cannot say so)
         raise ShapeError(
-            f"{axis} is symbolic ({d!r}) and its output size would be negative for small "
-            f"sizes of {d!r} (with this kernel and padding); give {axis} a static size, or "
-            "pad by at least dilation * (kernel - 1) in all ('same' padding, or "
-            "kernel // 2 on each side)"
+            f"{axis} is symbolic ({dim_repr(d)}) and its output size would be negative for "
+            f"small sizes of {dim_repr(d)} (with this kernel and padding); give {axis} a "
+            "static size, or pad by at least dilation * (kernel - 1) in all ('same' padding, "
+            "or kernel // 2 on each side)"
         )
     if transpose:
         return sum_dims([derived_dim([d, stride], []), extra])

@@ -51,6 +51,7 @@ from graphdsl.shapes import (
     ShapeError,
     broadcast_shapes,
     derived_dim,
+    dim_repr,
     dim_terms,
     format_shape,
     sum_dims,
@@ -422,7 +423,7 @@ def _call_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
             if isinstance(d, str) and _TOKEN.fullmatch(d):
                 if bound.setdefault(d, a) != a:
                     raise ShapeError(
-                        f"{what} has shape {format_shape(t.shape)}, but {d!r} is "
+                        f"{what} has shape {format_shape(t.shape)}, but {dim_repr(d)} is "
                         f"{bound[d]} by an earlier argument"
                     )
             else:

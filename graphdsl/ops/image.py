@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl.dtypes import Kind
+from graphdsl.dtypes import DType, Kind
 from graphdsl.ops._define import Operand, Symbol, define, op
 from graphdsl.policies import Policy
 from graphdsl.shapes import ShapeError, format_shape
@@ -146,6 +146,11 @@ def _roi_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     x, r = types
     if x.dtype.kind is not Kind.float or r.dtype.kind is not Kind.float:
         raise OpTypeError(f"roi_align takes floating images and regions, got {x} and {r}")
+    if DType.float8_e8m0fnu in (x.dtype, r.dtype):
+        raise OpTypeError(
+            "roi_align: float8_e8m0fnu (powers of two: no zero, no negatives) cannot hold the "
+            "regions' coordinates nor the interpolated values; cast to float32 first"
+        )
     if x.rank != 4:
         raise ShapeError(f"roi_align needs an NHWC input of rank 4, got {x}")
     if r.rank != 2 or r.shape[1] != 5:

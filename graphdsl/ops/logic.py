@@ -24,7 +24,7 @@ from graphdsl.ops._define import (
     op,
     promote,
 )
-from graphdsl.policies import Policy
+from graphdsl.policies import Policy, Promoted
 from graphdsl.shapes import broadcast_shapes
 from graphdsl.types import TensorType
 
@@ -215,6 +215,7 @@ def logical_not(x: Operand) -> Symbol:
 
 
 def _logical(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    p.op_typing("logical", [Promoted(t.dtype, t.ambiguous) for t in types])  # may refuse
     shape = broadcast_shapes(*(t.shape for t in types)) if len(types) > 1 else types[0].shape
     return (DType.bool,) * len(types), TensorType(DType.bool, shape)
 

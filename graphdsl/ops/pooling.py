@@ -31,7 +31,7 @@ from graphdsl.ops._windows import (
     windows_reach_input,
 )
 from graphdsl.policies import Policy, Promoted
-from graphdsl.shapes import Dim, ShapeError, floordiv_dim, format_shape, sum_dims
+from graphdsl.shapes import Dim, ShapeError, dim_repr, floordiv_dim, format_shape, sum_dims
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["avg_pool2d", "max_pool2d", "pad", "resize"]
@@ -128,10 +128,11 @@ def _pool_dim(
         return n
     if (ceil and stride != 1) or 2 * pad + 1 < span or pad >= span:
         raise ShapeError(
-            f"{axis} is symbolic ({d!r}) and the pooled size cannot be written for every "
-            f"size of {d!r} (a negative count, a window of padding only, or ceil_mode's last "
-            f"window); give {axis} a static size, or use padding of at least half the "
-            "dilated kernel and less than it (without ceil_mode where the stride is not 1)"
+            f"{axis} is symbolic ({dim_repr(d)}) and the pooled size cannot be written for "
+            f"every size of {dim_repr(d)} (a negative count, a window of padding only, or "
+            f"ceil_mode's last window); give {axis} a static size, or use padding of at least "
+            "half the dilated kernel and less than it (without ceil_mode where the stride is "
+            "not 1)"
         )
     # floor((d + 2 pad - span) / stride) + 1
     return sum_dims([floordiv_dim(sum_dims([d, 2 * pad - span]), stride), 1])

@@ -34,7 +34,7 @@ import numpy as np
 from graphdsl.dtypes import DType, DTypeError, Kind, dtype
 from graphdsl.ops._define import Operand, Symbol, define, op, promote, types_str
 from graphdsl.policies import Policy
-from graphdsl.shapes import Shape, ShapeError, format_shape, normalize_axis
+from graphdsl.shapes import Shape, ShapeError, dim_repr, format_shape, normalize_axis
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["dequantize", "qmatmul", "quantize"]
@@ -230,7 +230,8 @@ def _scale_layout(
         n = shape[axis]
         if not isinstance(n, int):
             raise ShapeError(
-                f"{name}: blocks along axis {axis} of {s} need a static size there, not {n!r}"
+                f"{name}: blocks along axis {axis} of {s} need a static size there, not "
+                f"{dim_repr(n)}"
             )
         want = (*shape[:axis], math.ceil(n / block), *shape[axis + 1 :])
         what = f"blocks of {block} along axis {axis} of {s} (ceil({n} / {block}) there)"

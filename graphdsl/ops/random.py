@@ -66,6 +66,11 @@ def _rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     dt: DType = attrs["dtype"]
     if not dt.is_float:
         raise OpTypeError(f"random values are floating: {dt.name} is not; cast the result")
+    if dt is DType.float8_e8m0fnu:
+        raise OpTypeError(
+            "random values of float8_e8m0fnu, which holds only powers of two (no zero, no "
+            "negatives), would be mostly NaN; draw a float32 and cast the result"
+        )
     shape = attrs["shape"]
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise ShapeError(f"random values need a static shape of ints >= 0, got {shape}")

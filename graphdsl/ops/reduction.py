@@ -136,13 +136,25 @@ def _reduce_shape(t: TensorType, attrs: dict[str, Any]) -> Shape:
     return tuple(d for i, d in enumerate(t.shape) if i not in axes)
 
 
-def _reduction(kinds: frozenset[Kind], *, bool_to: str | None, to_float: bool = False) -> Rule:
+def _reduction(
+    kinds: frozenset[Kind], *, bool_to: str | None, to_float: bool = False, keeps_bool: bool = False
+) -> Rule:
+    """``keeps_bool``: under a policy with ``bool_arithmetic`` (max-graph) a bool operand
+    types as bool, as max.graph types it (sum, prod, mean), and is not computed."""
+
     def rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
         t = types[0]
         c = Promoted(t.dtype, t.ambiguous)
-        if t.dtype is DType.bool and bool_to == "int":
+        max_bool = t.dtype is DType.bool and keeps_bool and p.bool_arithmetic
+        if t.dtype is DType.bool and bool_to == "int" and not max_bool:
             c = Promoted(p.default_int, t.ambiguous)
-        if to_float and t.dtype.kind in TO_FLOAT:
+        if to_float and t.dtype.kind in TO_FLOAT and not max_bool:
+            integer = keeps_bool and c.dtype.kind.is_integer
+            typing = p.op_typing("float_math", [c]) if integer else None
+            if typing is not None:  # max-graph: mean(int8) is int8, computed in float64
+                need(kinds | TO_FLOAT, typing.result, types, p)
+                out = TensorType(typing.result.dtype, _reduce_shape(t, attrs), t.ambiguous)
+                return typing.in_dtypes, out
             c = Promoted(p.default_float, t.ambiguous)
         need(kinds, c, types, p)
         return (c.dtype,), TensorType(c.dtype, _reduce_shape(t, attrs), c.ambiguous)
@@ -195,13 +207,13 @@ def _mean(x: np.ndarray, axis: Any, keepdims: bool) -> Any:
 
 define(
     sum,
-    _reduction(NUMERIC, bool_to="int"),
+    _reduction(NUMERIC, bool_to="int", keeps_bool=True),
     _reduce_impl(lambda x, **k: np.sum(x, dtype=x.dtype, **k)),
     "numeric; bool -> default int",
 )
 define(
     prod,
-    _reduction(NUMERIC, bool_to="int"),
+    _reduction(NUMERIC, bool_to="int", keeps_bool=True),
     _reduce_impl(lambda x, **k: np.prod(x, dtype=x.dtype, **k)),
     "numeric; bool -> default int",
 )
@@ -219,7 +231,7 @@ define(
 )
 define(
     mean,
-    _reduction(FLOAT | {Kind.complex}, bool_to=None, to_float=True),
+    _reduction(FLOAT | {Kind.complex}, bool_to=None, to_float=True, keeps_bool=True),
     _reduce_impl(_mean),
     "floating; integers -> default float",
 )

@@ -263,7 +263,7 @@ def cumsum(x: Operand, axis: int = -1, exclusive: bool = False, reverse: bool = 
 
 def _cumsum_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     t = types[0]
-    if t.dtype is DType.bool:
+    if t.dtype is DType.bool and not p.bool_arithmetic:  # (max-graph types it as bool)
         raise OpTypeError(
             f"the operand is {t}: running sums of bool values are refused (they would "
             "overflow bool); cast to an integer dtype first, e.g. gd.ops.cast(x, gd.int32), "

@@ -23,11 +23,14 @@ from graphdsl.shapes import (
     bind_dim,
     broadcast_shapes,
     derived_dim,
+    dim_repr,
+    dim_text,
     format_shape,
     normalize_axes,
     normalize_axis,
     num_elements,
     shape_of,
+    shape_repr,
     sum_dims,
 )
 from graphdsl.types import OpTypeError, TensorType
@@ -82,7 +85,7 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
         raise ShapeError(
             f"cannot reshape {src} to {dst}: a 0 is a zero-length dimension (numpy's meaning, "
             "not ONNX's 'copy this dimension'), so the element counts differ; to keep a "
-            f"dimension of the input, name it: {named}"
+            f"dimension of the input, name it: {shape_repr(named)}"
         )
     n_in, n_known = num_elements(t.shape), num_elements(known)
     fill: Dim | None = None
@@ -112,7 +115,8 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
     elif not zero_in and derived_dim(t.shape, known) != 1:
         have, want = derived_dim(t.shape, ()), derived_dim(known, ())
         raise ShapeError(
-            f"cannot reshape {src} ({have} elements) to {dst} ({want} elements): the type "
+            f"cannot reshape {src} ({dim_text(have)} elements) to {dst} ({dim_text(want)} "
+            "elements): the type "
             "system cannot tell that these counts are equal; use -1 for the dimension that "
             "takes the rest, or name dimensions of the input"
         )
@@ -128,11 +132,12 @@ def _bound(dims: dict[str, int], d: Dim) -> int:
     if size is None:
         if d in dims or all(n in dims for n in re.findall(r"[A-Za-z_]\w*", d)):
             raise ShapeError(
-                f"the dimension {d!r} is not a whole size when {dims}; bind the inputs' "
+                f"the dimension {dim_repr(d)} is not a whole size when {dims}; bind the inputs' "
                 "dimensions to sizes for which it is"
             )
         raise ShapeError(
-            f"the symbolic dimension {d!r} is not a dimension of any graph input, so its size "
+            f"the symbolic dimension {dim_repr(d)} is not a dimension of any graph input, so "
+            "its size "
             "is unknown at run time; use a concrete size or a name that an input has"
         )
     return size

@@ -17,7 +17,7 @@ from graphdsl.ops._define import INTEGER, Operand, Symbol, define, op
 from graphdsl.ops.indexing import gather, index_dtype
 from graphdsl.ops.shape import _bound, expand_dims
 from graphdsl.policies import Policy
-from graphdsl.shapes import Dim, Shape, ShapeError, format_shape
+from graphdsl.shapes import Dim, Shape, ShapeError, dim_repr, format_shape
 from graphdsl.symbol import register_extension
 from graphdsl.types import IndexRangeError, OpTypeError, TensorType
 
@@ -145,8 +145,8 @@ def _slice_dim(d: Dim, start: int | None, stop: int | None, step: int | None, na
     if start is None and stop is None and step in (None, 1, -1):
         return d
     raise ShapeError(
-        f"the slice {slice(start, stop, step)} of the symbolic dimension {d!r} has a size the "
-        "type system cannot name; name it as MAX does: "
+        f"the slice {slice(start, stop, step)} of the symbolic dimension {dim_repr(d)} has a "
+        "size the type system cannot name; name it as MAX does: "
         f"gd.ops.slice_tensor(x, [..., (slice({start}, {stop}, {step}), 'n')]) (a new name, "
         "or an existing one that it equals)"
     )

@@ -43,7 +43,8 @@ class Rewriter:
     def __init__(
         self, old: Graph, *, name: str | None = None, fold: bool = False, cse: bool = False
     ) -> None:
-        self.old = old
+        # a graphdsl.max Graph: the graphdsl graph underneath (whose inputs are symbols)
+        old = self.old = getattr(old, "core_graph", old)
         self.new = Graph(name or old.name, policy=old.policy, warn_lossy=False)
         self.new.warn_lossy = old.warn_lossy
         self.new._derived = True  # made by a pass, not by the user's code

@@ -14,7 +14,7 @@ from exporters.onnx._builder import NARROW, Builder, V
 from exporters.onnx._types import storage, type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
-from graphdsl.shapes import dim_terms, render_dim
+from graphdsl.shapes import dim_repr, dim_terms, render_dim
 
 __all__ = ["LOWER", "Lowering", "SymbolicDims", "T", "half_matmul", "register", "simple"]
 
@@ -91,7 +91,8 @@ class SymbolicDims:
         if hit is None:
             if name not in self.sources:
                 raise self.b.fail(
-                    f"the symbolic dimension {name!r} is not a dimension of any graph input",
+                    f"the symbolic dimension {dim_repr(name)} is not a dimension of any graph "
+                    "input",
                     "use a concrete size or a dimension name that an input has",
                 )
             inp, axis = self.sources[name]
@@ -105,7 +106,7 @@ class SymbolicDims:
         plain name."""
         terms = dim_terms(d)
         if len(terms) > 1:
-            parts = [self._dim(str(t)) if isinstance(t, str) else self.b.int64s([t])
+            parts = [self._dim(t) if isinstance(t, str) else self.b.int64s([t])
                      for t in (render_dim(c, n) for c, n in terms)]  # fmt: skip
             value = parts[0]
             for part in parts[1:]:

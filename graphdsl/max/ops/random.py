@@ -21,19 +21,33 @@ from __future__ import annotations
 from typing import Any
 
 import graphdsl.ops as gd
-from graphdsl.max._core_dims import to_core as dim_to_core
+from graphdsl.max._dim import to_core as dim_to_core
+from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import UnsupportedError
-from graphdsl.max._types import TensorType
+from graphdsl.max._types import DeviceRef, TensorType
 from graphdsl.max._value import TensorValue, current_graph, maxop, tv
 
-__all__ = ["gaussian", "normal", "set_seed", "uniform"]
+__all__ = ["SeedType", "gaussian", "normal", "set_seed", "uniform"]
 
-SeedType = TensorType
+#: MAX's type of a seed given as a graph input: an int64 scalar on the CPU (graphdsl takes
+#: the seed as a Python int only: ``set_seed`` of such a value raises UnsupportedError)
+SeedType = TensorType(DType.int64, [], DeviceRef.CPU())
 
 
 def set_seed(seed: Any = 0) -> None:
-    """The seed of the current graph's random draws (a Python int)."""
+    """The seed of the current graph's random draws: a Python int in int64's range (MAX's
+    ValueError otherwise). MAX also takes an int64 scalar tensor (:data:`SeedType`), chosen
+    when the model runs; graphdsl's random ops take their seed when the graph is built, so
+    such a tensor raises :class:`UnsupportedError` (after MAX's own TypeError for a tensor of
+    another dtype)."""
+    if isinstance(seed, TensorValue):
+        if seed.dtype != DType.int64:
+            raise TypeError(f"Seed value must be a tensor of type int64, got {seed.dtype}")
+        if seed.rank != 0:
+            raise ValueError(f"Seed value must be a scalar, got shape {seed.shape}")
+    elif isinstance(seed, int) and not isinstance(seed, bool) and not -(2**63) <= seed < 2**63:
+        raise ValueError(f"Seed value {seed} is out of range for int64")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise UnsupportedError(
             f"set_seed({seed!r}): graphdsl takes the seed as a Python int (a seed given as a "

@@ -1,0 +1,152 @@
+"""One dimension algebra (graphdsl.dims): MAX's Dim classes are how graphdsl's shapes hold
+symbolic dimensions, so ``x.shape[1] + y.shape[1]`` is an expression in graphdsl's own API,
+with max.graph 26's arithmetic, equality, hashing and printing (the recorded cases of
+tests/data/max_graph_api.json, replayed on graphdsl.dims itself), and graphs whose dimensions
+are derived that way export and run."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from backend import export, run
+
+import graphdsl as gd
+import graphdsl.max as gm
+from graphdsl import dims
+from graphdsl.dims import AlgebraicDim, Dim, StaticDim, SymbolicDim, as_dim, dim_text
+from graphdsl.shapes import bind_dim, floordiv_dim, format_shape, shape_of, sum_dims
+
+RECORD = json.loads((Path(__file__).parent / "data" / "max_graph_api.json").read_text())
+# the recorded dimension cases that need no graph: evaluated on graphdsl.dims's classes
+DIM_CASES = [
+    c
+    for c in RECORD["cases"]
+    if c["kind"] == "dims" and not c["inputs"] and "ops." not in c["source"]
+]
+
+
+def describe(v: Any) -> dict[str, Any]:
+    """A value as the recorder describes MAX's (scripts/record_max_graph.py)."""
+    if isinstance(v, (list, tuple)) and not isinstance(v, str):
+        return {"value": type(v).__name__, "items": [describe(u) for u in v]}
+    return {"value": type(v).__name__, "repr": repr(v)}
+
+
+@pytest.mark.parametrize("case", DIM_CASES, ids=[c["source"] for c in DIM_CASES])
+def test_the_core_dims_do_what_max_does(case: dict[str, Any]) -> None:
+    env = {"Dim": Dim, "StaticDim": StaticDim, "SymbolicDim": SymbolicDim,
+           "AlgebraicDim": AlgebraicDim, "np": np}  # fmt: skip
+    if "error" in case:
+        with pytest.raises(getattr(builtins, case["builtin"])):
+            eval(case["source"], env)
+    else:
+        assert describe(eval(case["source"], env)) == case["result"]
+
+
+def test_graphdsl_max_has_the_cores_classes() -> None:
+    assert len(DIM_CASES) > 90
+    assert (gm.Dim, gm.StaticDim, gm.SymbolicDim, gm.AlgebraicDim) == (
+        Dim, StaticDim, SymbolicDim, AlgebraicDim
+    )  # fmt: skip
+    g = gm.Graph("g", input_types=[gm.TensorType(gm.DType.float32, ["n", 3], gm.DeviceRef.CPU())])
+    with g:
+        x = g.inputs[0].tensor
+        flat = x.reshape([-1])
+    assert flat.shape[0] == Dim("n") * 3 and flat.shape[0] == flat.symbol.shape[0]
+    assert type(flat.symbol.shape[0]) is AlgebraicDim and flat.symbol.shape[1:] == ()
+
+
+def cache_graph() -> gd.Graph:
+    types = {"k": gd.TensorType(gd.float32, ("b", "past", 4)),
+             "q": gd.TensorType(gd.float32, ("b", "seq", 4))}  # fmt: skip
+    return gd.Graph("cache", input_types=types)
+
+
+def test_a_sum_of_dimensions_is_a_dimension() -> None:
+    k, q = cache_graph().inputs
+    total = k.shape[1] + q.shape[1]  # was the str 'pastseq'
+    assert type(total) is AlgebraicDim and total == "past+seq" == Dim("seq") + Dim("past")
+    assert hash(total) == hash(Dim("seq") + "past") and {total: 1}[Dim("past") + "seq"] == 1
+    assert (repr(total), str(total), dim_text(total)) == ("Dim('past') + Dim('seq')",
+                                                          "past + seq", "past+seq")  # fmt: skip
+    assert "past" + q.shape[1] == total and q.shape[1] + "past" == total  # a plain str: a name
+    assert k.shape[2] + q.shape[2] == 8 and type(k.shape[2]) is int
+    assert total - q.shape[1] == "past" and type(total - q.shape[1]) is SymbolicDim
+    assert type(total - k.shape[1] - q.shape[1]) is StaticDim and total - total == 0
+
+
+def test_products_and_floor_divisions() -> None:
+    k, _ = cache_graph().inputs
+    b, past = k.shape[0], k.shape[1]
+    assert repr(b * past * 2) == "Dim('b') * Dim('past') * Dim(2)"
+    assert (b + 1) * (past + 1) == b * past + b + past + 1
+    assert past * 2 // 2 == past and (past * 4) // 2 == 2 * past
+    assert repr((past + 1) // 2) == "(Dim('past') + Dim(1)) // Dim(2)"
+    assert str(past // 2 * 2) == "(past // 2) * 2" and dim_text(past // 2 * 2) == "(past)//(2)*2"
+    assert (past + 1) // 2 == (1 + past) // 2 and hash((past + 1) // 2) == hash((1 + past) // 2)
+    with pytest.raises(ZeroDivisionError):
+        past // 0
+    with pytest.raises(TypeError, match="Int conversions only supported for static dims"):
+        int(past * 2)
+
+
+def test_shapes_hold_ints_and_dims() -> None:
+    shape = shape_of([Dim(2), "batch", "n*2+-1", "seq len", 3])
+    assert [type(d) for d in shape] == [int, SymbolicDim, AlgebraicDim, SymbolicDim, int]
+    assert shape[2] == Dim("n") * 2 - 1 and shape[3].name == "seq len"
+    assert shape_of(["x-y"])[0].name == "x-y"  # no graphdsl text: a name of the user's own
+    k, _ = cache_graph().inputs
+    r = gd.ops.reshape(k, ("b", "past*4"))  # a rule passes on the user's strs: Dims
+    assert [type(d) for d in r.shape] == [SymbolicDim, AlgebraicDim]
+    assert str(r.type) == "float32[b, past*4]" and format_shape(r.shape) == "(b, past*4)"
+    y = gd.ops.reshape(k, (k.shape[0] * k.shape[1], -1))
+    assert y.shape == ("b*past", 4) and y.shape[0] == k.shape[0] * k.shape[1]
+    with pytest.raises(gd.ShapeError, match=r"name it: \('b', 'past', 2, 2\)"):
+        gd.ops.reshape(k, (0, 0, 2, 2))
+
+
+def test_graphs_with_derived_dimensions_export_and_run() -> None:
+    g = cache_graph()
+    k, q = g.inputs
+    past_seq = k.shape[1] + q.shape[1]
+    mask_type = gd.TensorType(gd.float32, (k.shape[0], past_seq))
+    with g.subgraph("scale", {"m": mask_type}) as sub:  # the derived dim as an input's
+        sub.output(sub.inputs[0] * 2)
+    c = gd.ops.concat([k, q], axis=1)
+    assert c.shape == ("b", past_seq, 4)
+    scaled = gd.ops.call(sub, gd.ops.sum(c, axis=2))
+    flat = c.reshape(c.shape[0] * c.shape[1], 4)
+    g.output(flat, scaled, c)
+    m = export(g, check="full")
+    assert [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim]
+            for o in m.graph.output] == [["b*past+b*seq", 4], ["b", "past+seq"],
+                                         ["b", "past+seq", 4]]  # fmt: skip
+    xs = {"k": np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+          "q": np.arange(40, dtype=np.float32).reshape(2, 5, 4)}  # fmt: skip
+    got, want = run(m, xs), gd.evaluate(g, xs)
+    assert [a.shape for a in got] == [(16, 4), (2, 8), (2, 8, 4)]
+    for a, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, w, strict=True)
+
+
+def test_floor_division_text_binds_and_round_trips() -> None:
+    h = floordiv_dim("h+-1", 2)
+    assert dim_text(h) == "(h+-1)//(2)" and as_dim("(h+-1)//(2)") == h == (Dim("h") - 1) // 2
+    out = sum_dims([h, 1])
+    assert out == "(h+-1)//(2)+1" and bind_dim(out, {"h": 224}) == 112
+    assert bind_dim(out * 3, {"h": 7}) == 12 and bind_dim(out, {}) is None
+    for d in (out, Dim("n"), as_dim("b*3/2"), as_dim("(n)/(n+1)")):
+        assert pickle.loads(pickle.dumps(d)) == d and copy.deepcopy(d) == d
+        assert type(pickle.loads(pickle.dumps(d))) is type(d) and as_dim(dim_text(d)) == d
+        assert as_dim(str(d)) == d  # MAX's str reads back too
+    x = gd.Graph("pool", input_types={"x": gd.TensorType(gd.float32, (1, "h", "h", 2))})
+    pooled = gd.ops.max_pool2d(x.inputs[0], (3, 3), stride=2, padding=1)
+    assert pooled.shape[1] == out and type(pooled.shape[1]) is AlgebraicDim
+    assert dims.parsed_text("h // 2") == "(h)//(2)"
