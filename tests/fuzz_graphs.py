@@ -58,6 +58,7 @@ import graphdsl as gd
 from graphdsl import DType
 from graphdsl.evaluate import run_node
 from graphdsl.inputs import bind_inputs
+from graphdsl.ops._define import uncomputable
 from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import broadcast_shapes
 
@@ -82,8 +83,12 @@ T = DType
 COMMON_DTYPES = [T.bool, T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32,
                  T.uint64, T.float16, T.bfloat16, T.float32, T.float64]  # fmt: skip
 FLOAT8 = [T.float8_e4m3fn, T.float8_e5m2]
-NARROW = frozenset({T.float16, T.bfloat16, *FLOAT8})
-ALL_DTYPES = [*COMMON_DTYPES, *FLOAT8]
+# issue 30's: MAX's other small floats (fnuz native in ONNX; e8m0, float6, float4 carried in
+# float32) and ONNX's 4-bit integers (carried in 8 bits)
+SMALL = [T.float8_e4m3fnuz, T.float8_e5m2fnuz, T.float8_e8m0fnu, T.float6_e2m3fn,
+         T.float6_e3m2fn, T.float4_e2m1fn, T.int4, T.uint4]  # fmt: skip
+NARROW = frozenset({T.float16, T.bfloat16, *FLOAT8, *(d for d in SMALL if d.is_float)})
+ALL_DTYPES = [*COMMON_DTYPES, *FLOAT8, *SMALL]
 FLOAT_CASTS = [T.float16, T.bfloat16, T.float32, T.float64]  # targets for approximate values
 
 ARITHMETIC = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum"]
@@ -192,17 +197,20 @@ def random_array(
     if d is T.bool:
         return rng.integers(0, 2, size=shape).astype(np.bool_)
     if d.is_integer:
-        info = np.iinfo(d.np)
+        info = ml_dtypes.iinfo(d.np) if d.bits == 4 else np.iinfo(d.np)
         specials = np.array([0, 1, -1, 2, -2, info.min, info.max, info.min + 1, info.max - 1],
                             dtype=object)  # fmt: skip
         specials = np.array([int(v) for v in specials if info.min <= v <= info.max], object)
         small = rng.integers(-8, 9, size=shape).astype(object)
-        wide = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=d.np)
+        wide = rng.integers(info.min, info.max, size=shape, endpoint=True,
+                            dtype=np.int64 if d.bits == 4 else d.np)  # fmt: skip
         picked = rng.choice(specials, size=shape)
         which = rng.integers(0, 4 if moderate else 3, size=shape)
         out = np.where(which == 1, picked, np.where(which == 2, wide.astype(object), small))
         out = np.array([min(max(int(v), int(info.min)), int(info.max)) for v in out.flat],
                        dtype=object).reshape(shape)  # fmt: skip
+        if d.bits == 4:  # ml_dtypes' int4/uint4 from int64 (not from Python ints)
+            return np.array(out.tolist(), dtype=np.int64).astype(d.np).reshape(shape)
         return np.array(out.tolist(), dtype=d.np).reshape(shape)
     fi = _finfo(d)
     if moderate:
@@ -774,7 +782,9 @@ class _Builder:
     def dtype(self, allowed: Sequence[DType] | None = None) -> DType:
         if allowed is not None:
             return self.pick(list(allowed))  # type: ignore[no-any-return]
-        return self.pick_uniform(FLOAT8 if self.chance(0.05) else COMMON_DTYPES)  # type: ignore[no-any-return]
+        if self.chance(0.05):
+            return self.pick_uniform(FLOAT8)  # type: ignore[no-any-return]
+        return self.pick_uniform(SMALL if self.chance(0.2) else COMMON_DTYPES)  # type: ignore[no-any-return]
 
     def base_dim(self, pos: int) -> int | str:
         """The base dimension at ``pos`` counted from the right (-1 is the last); 1 beyond."""
@@ -1899,8 +1909,12 @@ def _try_step(b: _Builder, op: str) -> bool:
     """Append one ``op`` step; False, the builder as it was, where it does not fit the graph
     (what the step built stays unused: export and evaluate leave out nodes no output needs)."""
     mark = len(b.values), len(b.lines), len(b.ops), len(b.op_nodes)
+    built = len(b.g.nodes)
     try:
         _step(b, op)
+        if any(uncomputable(n) for n in b.g.nodes[built:]):
+            # max-graph's bool arithmetic: typed as max.graph types it, never computed
+            raise gd.OpTypeError("typed only (graphdsl.ops._define.uncomputable)")
     except (UnsatisfiedAssumption, *BUILD_ERRORS):
         del b.values[mark[0] :], b.lines[mark[1] :], b.ops[mark[2] :], b.op_nodes[mark[3] :]
         return False

@@ -57,6 +57,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from onnx.reference import ReferenceEvaluator
 
 import graphdsl as gd
+from exporters.onnx._carried import CARRIER, carried_io
 from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import bind_dim
 
@@ -117,6 +118,11 @@ def reference_evaluator(
     model: onnx.ModelProto, inputs: dict[str, np.ndarray]
 ) -> tuple[list[np.ndarray], None] | tuple[None, str]:
     """Outputs of onnx's ReferenceEvaluator, or (None, why it cannot run this model)."""
+    # the dtypes onnxruntime cannot hold are carried in wider types (int4 in int8, float6
+    # in float32: exporters/onnx/_carried.py), as run() converts them
+    carried_in, carried_out = carried_io({p.key: p.value for p in model.metadata_props})
+    inputs = {k: v.astype(CARRIER[carried_in[k]].np) if k in carried_in else v
+              for k, v in inputs.items()}  # fmt: skip
     try:
         sess = ReferenceEvaluator(model)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -125,7 +131,9 @@ def reference_evaluator(
     except Exception as e:  # any failure to run is recorded as a gap, with its reason
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         return None, f"{type(e).__name__}: {first[:120]}"
-    return [np.asarray(o) for o in outs], None
+    names = [o.name for o in model.graph.output]
+    return [np.asarray(o).astype(carried_out[n].np) if n in carried_out else np.asarray(o)
+            for o, n in zip(outs, names, strict=True)], None  # fmt: skip
 
 
 # onnx.reference's MatMul calls np.dot for operands of rank <= 2, and np.dot (BLAS gemv/gemm)

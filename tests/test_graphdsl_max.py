@@ -782,18 +782,20 @@ def test_max_argument_checks_and_torch_style_methods() -> None:
     f32, i8 = TensorType(DType.float32, [2, 3], CPU), TensorType(DType.int8, [2, 3], CPU)
     with Graph("checks", input_types=[f32, TensorType(DType.float64, [2, 3], CPU), i8]) as g:
         x, y, i = (v.tensor for v in g.inputs)
-        with pytest.raises(ValueError, match=re.escape(
-                "The input dtype 'DType.float32' and updates dtype 'DType.float64' must match.")):  # fmt: skip
-            ops.scatter(x, y, ops.cast(i, DType.int64))
+        words = "The input dtype 'DType.float32' and updates dtype 'DType.float64' must match."
+        index = ops.cast(i, DType.int64)
+        with pytest.raises(ValueError, match=re.escape(words)):
+            ops.scatter(x, y, index)
         with pytest.raises(ValueError, match=re.escape("Invalid indices dtype: 'DType.int8'.")):
             ops.scatter(x, x, i)
         with pytest.raises(ValueError, match="All inputs to stack must be the same rank"):
             ops.stack([x, x[0]])
         with pytest.raises(ValueError, match="Repeats must all be positive"):
             ops.tile(x, [1, 0])
-        with pytest.raises(ValueError, match="Unsafe cast from si8 to f32"):
-            ops.conv2d(ops.reshape(i, [1, 2, 3, 1]), ops.constant(np.ones((1, 1, 1, 1), np.float16),
-                                                                device=CPU))  # fmt: skip
+        w = ops.constant(np.ones((1, 1, 1, 1), np.float16), device=CPU)
+        i32 = ops.reshape(ops.cast(i, DType.int32), [1, 2, 3, 1])
+        with pytest.raises(ValueError, match="Unsafe cast from si32 to f32"):
+            ops.conv2d(i32, w)
         with pytest.raises(IndexError, match="Axis axis_2 out of range"):
             _ = x[0].T
         with pytest.raises(TypeError, match="is not a container"):

@@ -57,7 +57,13 @@ def jax_result(a: Any, b: Any) -> tuple[str, bool] | None:
         out = jax.eval_shape(lambda: jnp.add(zero(a), zero(b)))
     except (TypeError, ValueError):  # TypePromotionError is a ValueError subclass
         return None
-    return str(out.dtype), bool(out.weak_type)
+    weak = getattr(out, "weak_type", None)
+    if weak is None:  # JAX 0.4.30's ShapeDtypeStruct has no weak_type: its dtype rule's flag
+        from jax._src import dtypes as jax_dtypes  # (XLA's CPU adds no int4 to run it)
+
+        operands = [t(0) if t in PYTHON else np.dtype(DType(t).np) for t in (a, b)]
+        _, weak = jax_dtypes.result_type(*operands, return_weak_type_flag=True)
+    return str(out.dtype), bool(weak)
 
 
 def ours(p: gd.Policy, a: Any, b: Any) -> tuple[str, bool] | None:

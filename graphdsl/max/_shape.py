@@ -246,15 +246,15 @@ def chunk(x: TensorValueLike, chunks: int, axis: int = 0) -> list[TensorValue]:
         static = isinstance(value, Symbol) and isinstance(axis, int)
         static = static and -value.rank <= axis < value.rank  # (else graphdsl raises)
         size = value.shape[axis] if static else None
-        if chunks == 0:
-            raise ZeroDivisionError("chunk: chunks=0 (integer modulo by zero, as in MAX)")
-        if isinstance(chunks, int) and chunks < 0:
-            return []  # (as MAX: no pieces)
         if size is not None and not isinstance(size, int):
             raise TypeError(
                 f"chunk: x.shape[axis]={Dim(size)!r} is not static (MAX chunks static "
                 "dimensions only); split with explicit sizes (ops.split) instead"
             )
+        if chunks == 0:
+            raise ZeroDivisionError("chunk: chunks=0 (integer modulo by zero, as in MAX)")
+        if isinstance(chunks, int) and chunks < 0:
+            return []  # (as MAX: no pieces)
         if isinstance(size, int) and isinstance(chunks, int) and size % chunks:
             raise ShapeError(
                 f"chunk: chunks={chunks} must statically divide x.shape[axis]={size} (MAX's "
@@ -500,4 +500,4 @@ def _dynamic_range(bounds: list[Any], out_dim: Any, dtype: Any, device: DeviceRe
     return _tv(made, device)
 
 
-METHOD_OPS.update(flatten=flatten, permute=permute, transpose=transpose)
+METHOD_OPS.update(flatten=flatten, permute=permute, reshape=reshape, transpose=transpose)

@@ -189,7 +189,14 @@ def getitem(x: TensorValue, index: Any) -> TensorValue:
 
 
 def _is_pair(index: tuple[Any, ...]) -> bool:
-    return len(index) == 2 and isinstance(index[0], slice) and isinstance(index[1], (str, int, Dim))
+    """Whether ``x[index]`` is ``x[(slice, out_dim)]``: a slice and a symbolic dimension (a
+    slice and an int are two indices, ``x[:, -1]``, as in MAX)."""
+    return (
+        len(index) == 2
+        and isinstance(index[0], slice)
+        and isinstance(index[1], (str, Dim))
+        and not isinstance(index[1], (int, StaticDim))
+    )
 
 
 @maxop("slice_tensor")

@@ -31,6 +31,7 @@ import numpy as np
 import graphdsl.ops as gd
 from graphdsl.dims import as_dim
 from graphdsl.graph import GraphError, Symbol
+from graphdsl.max import _value_compat
 from graphdsl.max._dim import Dim, Shape, StaticDim
 from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
@@ -189,7 +190,7 @@ class TensorValue(Value, TorchStyleMethods):
         for the rest)."""
         if len(shape) == 1 and isinstance(shape[0], Iterable):
             shape = tuple(shape[0])
-        return apply("reshape", gd.reshape, self, [_reshape_dim(d) for d in shape])
+        return METHOD_OPS["reshape"](self, list(shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorValue:
         """Axes ``start_dim..end_dim`` merged into one."""
@@ -373,12 +374,6 @@ def _comparable(o: object, what: str) -> None:
         raise TypeError(f"'{what}' not supported between instance of 'TensorValue' and 'str'")
 
 
-def _reshape_dim(d: Any) -> int | str:
-    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
-        return int(d)
-    return dim_to_core(d)
-
-
 # ---------------------------------------------------------------------------- the boundary
 
 
@@ -489,6 +484,7 @@ def apply(op: str, fn: Callable[..., Symbol], *args: Any) -> TensorValue:
         return tv(fn(*[arg(a) for a in args]))
 
 
+_value_compat._APPLY.append(apply)  # (its PyTorch-style methods build with it)
 def maxop(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorate the graphdsl.max op ``op``: its operands on one device (its results'), and
     graphdsl's errors raised as MAX's types."""

@@ -19,13 +19,18 @@ from graphdsl.max._dim import StaticDim
 if TYPE_CHECKING:
     from graphdsl.max._value import TensorValue
 
-__all__ = ["TorchStyleMethods", "is_strong_tensor_value_like"]
+__all__ = ["TorchStyleMethods"]
+
+
+# graphdsl.max.ops, which registers itself here when it is imported (it imports this
+# module's users, so this module cannot import it)
+_OPS: list[Any] = []
+# graphdsl.max._value's apply, registered there
+_APPLY: list[Any] = []
 
 
 def _ops() -> Any:
-    from graphdsl.max import ops
-
-    return ops
+    return _OPS[0]
 
 
 def _axis(self: Any, axis: int, what: str) -> int:
@@ -133,23 +138,8 @@ class TorchStyleMethods:
         """The value reversed along each axis of ``dims`` (PyTorch's ``flip``): graphdsl's
         ``slice_tensor`` with step -1 (symbolic axes too)."""
         import graphdsl.ops as gd
-        from graphdsl.max._value import apply
 
+        apply = _APPLY[0]
         axes = {_axis(self, d, "flip") for d in ([dims] if isinstance(dims, int) else dims)}
         index = [slice(None, None, -1) if a in axes else slice(None) for a in range(self.rank)]
-        return apply("flip", lambda v: gd.slice_tensor(v, index), self)
-
-
-def is_strong_tensor_value_like(obj: object) -> bool:
-    """Whether ``obj`` is a value with a dtype of its own (a TensorValue, a graph input
-    holding one, a Weight, a numpy array), as MAX's ``_is_strong_tensor_value_like``;
-    types (``TensorType``, ``BufferType``) and Python numbers are not."""
-    import numpy as np
-
-    from graphdsl.max._buffer import BufferValue
-    from graphdsl.max._types import Weight
-    from graphdsl.max._value import TensorValue, Value
-
-    if isinstance(obj, Value):
-        return not isinstance(obj, BufferValue)
-    return isinstance(obj, (TensorValue, Weight, np.ndarray))
+        return apply("flip", lambda v: gd.slice_tensor(v, index), self)  # type: ignore[no-any-return]

@@ -7,8 +7,8 @@ import numpy as np
 
 from graphdsl.max._buffer import BufferValue, BufferValueLike
 from graphdsl.max._common import TensorValueLike
+from graphdsl.max._types import Weight
 from graphdsl.max._value import TensorValue, Value
-from graphdsl.max._value_compat import is_strong_tensor_value_like as _is_strong_tensor_value_like
 
 __all__ = [
     "BufferValue",
@@ -22,3 +22,16 @@ __all__ = [
 
 #: A Python or numpy number or array, which MAX's ops take as a weak (literal) operand
 Numeric = int | float | np.integer | np.floating | np.ndarray
+
+
+def _is_strong_tensor_value_like(obj: object) -> bool:
+    """Whether ``obj`` is a value with a dtype of its own (a TensorValue, a graph input
+    holding one, a Weight, a numpy array), as MAX's ``_is_strong_tensor_value_like``;
+    types (``TensorType``, ``BufferType``) and Python numbers are not.
+
+    >>> _is_strong_tensor_value_like(np.zeros(2)), _is_strong_tensor_value_like(1.5)
+    (True, False)
+    """
+    if isinstance(obj, Value):
+        return not isinstance(obj, BufferValue)
+    return isinstance(obj, (TensorValue, Weight, np.ndarray))

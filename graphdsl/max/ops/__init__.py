@@ -27,8 +27,10 @@ graphdsl.max.ops.MissingOpError: max.graph.ops.allgather (multi-device collectiv
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from graphdsl.max import _value_compat
 from graphdsl.max._buffer import buffer_create, buffer_load, buffer_store, buffer_store_slice
 from graphdsl.max._constant import (
     assert_same_device,
@@ -329,3 +331,5 @@ __all__ = [
 __all__.sort()
 # the op names of max.graph.ops (its submodules are names too, but not ops)
 _OPS = [n for n in __all__ if n not in ("complex", "elementwise", "random", "reduction")]
+
+_value_compat._OPS.append(sys.modules[__name__])  # TensorValue's PyTorch-style methods
