@@ -82,6 +82,14 @@ def _max_graph_float_math(p: Policy, operands: Sequence[Promoted]) -> OpTyping |
 def _max_graph_logical(p: Policy, operands: Sequence[Promoted]) -> OpTyping | None:
     """max.graph's logical ops (``&``, ``|``, ``^``, ``~`` on its values) take bools only
     ("rmo.and: Inputs must be bools"); a Python bool or int literal becomes a bool."""
+    known = [o.dtype for o in operands if not o.ambiguous] or [DType.bool]
+    inexact = [o.dtype.kind.value for o in operands if o.ambiguous and o.dtype.kind.rank > 1]
+    if inexact:  # a float (complex) literal
+        raise PromotionError(
+            f"Unsafe cast: Can't promote python {inexact[0]} to dtype(DType.{known[0].name}). "
+            f"(max.graph's logical ops convert a literal to their operand's dtype, policy "
+            f"{p.name!r}: use True or False)"
+        )
     wrong = [o.dtype.name for o in operands if o.dtype is not DType.bool and not o.ambiguous]
     if wrong:
         raise PromotionError(

@@ -135,8 +135,8 @@ def test_cnn_example_runs_and_reports(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert re.search(r"graph cnn_nhwc: \d+ graphdsl nodes -> 19 ONNX nodes", out)
-    assert re.search(r"graph cnn_nchw: \d+ graphdsl nodes -> 18 ONNX nodes", out)
+    assert re.search(r"graph cnn_nhwc: \d+ graphdsl nodes -> 21 ONNX nodes", out)
+    assert re.search(r"graph cnn_nchw: \d+ graphdsl nodes -> 20 ONNX nodes", out)
     assert [int(n) for n in re.findall(r"Transpose nodes: (\d+)", out)] == [1, 0]
     errors = [float(e) for e in re.findall(r"max \|onnxruntime - evaluate\| = (\S+)", out)]
     assert len(errors) == 2 and max(errors) < 1e-5

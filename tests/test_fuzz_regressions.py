@@ -316,3 +316,20 @@ def test_a_group_norm_over_an_empty_last_axis_loads() -> None:
     x = np.zeros((4, 2, 3, 0), np.float32)
     got = run(export(g, check="full"), {"x": x})
     assert got[0].shape == (4, 2, 3, 0)
+
+
+@pytest.mark.parametrize(("ceil_mode", "padding"), [(True, (0, 0)), (False, (0, 1))])
+def test_max_pool_window_of_minus_inf_and_padding(
+    ceil_mode: bool, padding: tuple[int, int]
+) -> None:
+    """A max-pool window holding -inf and padding only is -inf: onnxruntime's CPU MaxPool
+    gave -3.4028235e+38 (its lowest finite value) there (ceil mode's last window is end
+    padding; found by the fuzzer)."""
+    g = gd.Graph("pool", input_types={"x": gd.TensorType(gd.float32, (1, 1, 1, 5))})
+    (x,) = g.inputs
+    g.output(gd.ops.max_pool2d(x, (1, 2), stride=(1, 2), dilation=(1, 1), padding=padding,
+                               ceil_mode=ceil_mode, input_layout="NCHW"))  # fmt: skip
+    v = np.array([[[[1.0, -np.inf, -np.inf, -np.inf, -np.inf]]]], np.float32)
+    # windows [1, -inf] [-inf, -inf] [-inf, pad]; padded: [pad, 1] [-inf, -inf] [-inf, -inf]
+    want = [np.array([1.0, -np.inf, -np.inf], np.float32).reshape(1, 1, 1, 3)]
+    _assert_all(g, {"x": v}, want)

@@ -310,8 +310,11 @@ def test_logical_rule(name: str, op: str) -> None:
 
 
 def bools_only(p: gd.Policy, *ops: Operand) -> bool:
-    """The max-graph policy's logical ops (op class ``logical``) take known bools only."""
-    return p.name != "max-graph" or all(o.dtype is DType.bool or o.ambiguous for o in ops)
+    """The max-graph policy's logical ops (op class ``logical``) take known bools, and int
+    literals (max.graph refuses a float literal: it cannot become a bool)."""
+    return p.name != "max-graph" or all(
+        o.dtype is DType.bool or (o.ambiguous and o.dtype.kind in (B, S, U)) for o in ops
+    )
 
 
 # ------------------------------------------------------------------ unary ops
@@ -327,7 +330,7 @@ UNARY_KEEP: dict[str, frozenset[Kind]] = {
 }
 FLOAT_ONLY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "softmax")
 # max-graph's float_math op class: a known bool or integer operand keeps its dtype
-MAX_GRAPH_KEEPS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
+MAX_GRAPH_KEEPS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "softmax")
 REAL_OF = {DType.complex64: DType.float32, DType.complex128: DType.float64}
 
 

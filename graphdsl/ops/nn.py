@@ -99,7 +99,7 @@ def _softmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
 
 
 def _softmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
-    in_d, out = elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+    in_d, out = elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math")(p, types, attrs)
     if out.rank == 0:
         raise ShapeError("softmax needs a value of rank >= 1; expand_dims a scalar first")
     attrs["axis"] = normalize_axis(attrs.get("axis", -1), out.rank)
@@ -140,7 +140,7 @@ def _logsoftmax_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorT
 
 
 def _logsoftmax_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
-    in_d, out = elementwise(FLOAT, to_float=TO_FLOAT)(p, types, attrs)
+    in_d, out = elementwise(FLOAT, to_float=TO_FLOAT, op_class="float_math")(p, types, attrs)
     if out.rank == 0:
         raise ShapeError("logsoftmax needs a value of rank >= 1; expand_dims a scalar first")
     attrs["axis"] = normalize_axis(attrs.get("axis", -1), out.rank)

@@ -336,11 +336,13 @@ def _fits(kernel: Sequence[int], lo: Sequence[int], hi: Sequence[int]) -> bool:
     return all(p < k for p, k in zip([*lo, *hi], [*kernel, *kernel], strict=True))
 
 
-def _max_pool_native(b: Builder, node: Symbol, x: V) -> V:
+def _max_pool_native(b: Builder, node: Symbol, x: V, *, pad_first: bool = False) -> V:
     """MaxPool over ``x`` (of a dtype with a kernel): padding the reference's -inf (lowest)
-    explicitly where onnxruntime refuses pads as large as the kernel."""
+    explicitly where onnxruntime refuses pads as large as the kernel, or where ``pad_first``
+    (its CPU kernel pads with the lowest finite value: a window of -inf and padding gave
+    -3.4e38, found by the fuzzer)."""
     kernel, strides, dils, lo, hi = _pool_attrs(node)
-    if _fits(kernel, lo, hi):
+    if _fits(kernel, lo, hi) and not (pad_first and (any(lo) or any(hi))):
         return b.node("MaxPool", [x.name], x.dtype, kernel_shape=kernel, strides=strides,
                       dilations=dils, pads=_pads(lo, hi))  # fmt: skip
     lowest = -np.inf if x.dtype.kind is Kind.float else x.dtype.min
@@ -398,10 +400,15 @@ def _max_pool(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         most = b.node("Max", names, x.dtype) if k > 1 else V(names[0], x.dtype)
         return b.node("Squeeze", [most.name, b.int64s([-1])], x.dtype)
     xc = b.cast(x, cd)
-    r = _max_pool_native(b, node, xc)
+    quirk = b.target.quirk("maxpool_lowest")
+    # a float window of -inf and padding is -inf: the CPU's kernel pads with its lowest
+    # finite value (ceil mode's last windows are end padding too: _pool_attrs), so the
+    # padding is a Pad of -inf first (exact=False keeps the kernel's padding)
+    pad_first = b.exact and not quirk and src.kind is Kind.float
+    r = _max_pool_native(b, node, xc, pad_first=pad_first)
     if src.kind is not Kind.float:
         return b.cast(r, x.dtype)
-    if b.target.quirk("maxpool_lowest") and b.exact:
+    if quirk and b.exact:
         # a window of -inf (and padding) is -inf, where CUDA's kernel gives the lowest
         # finite value: a MaxPool of 1.0 where x is not -inf finds those windows (0.0 or
         # less: nothing but -inf there). export(exact=False) keeps the kernel's value (it
