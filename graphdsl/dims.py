@@ -30,7 +30,35 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-__all__ = ["AlgebraicDim", "Dim", "StaticDim", "SymbolicDim", "as_dim", "core_dim", "dim_text"]
+from graphdsl._dim_attrs import (
+    _SI64,
+    POC,
+    IntegerAttr,
+    IntegerType,
+    ParamDeclRefAttr,
+    ParamOperatorAttr,
+    SignednessSemantics,
+    StringAttr,
+    TypedAttr,
+)
+
+__all__ = [
+    "POC",
+    "AlgebraicDim",
+    "Dim",
+    "IntegerAttr",
+    "IntegerType",
+    "ParamDeclRefAttr",
+    "ParamOperatorAttr",
+    "SignednessSemantics",
+    "StaticDim",
+    "StringAttr",
+    "SymbolicDim",
+    "TypedAttr",
+    "as_dim",
+    "core_dim",
+    "dim_text",
+]
 
 _NAME = re.compile(r"^[a-zA-Z_]\w*$")
 _INT64 = (-(2**63), 2**63)
@@ -94,6 +122,12 @@ class Dim:
             return StaticDim(value)
         if isinstance(value, str):
             return SymbolicDim(value)
+        if isinstance(value, IntegerAttr):
+            return StaticDim(value)
+        if isinstance(value, ParamDeclRefAttr):
+            return SymbolicDim(value)
+        if isinstance(value, ParamOperatorAttr):
+            return attr_dim(value)
         raise TypeError(f"Unsupported dimension type {value} ({type(value)})")
 
     def __index__(self) -> int:
@@ -148,9 +182,34 @@ class Dim:
         """This dim with named symbols replaced per ``mapping`` (folded where static)."""
         raise NotImplementedError
 
+    def to_mlir(self) -> TypedAttr:
+        """MAX's attribute for this dim, as graphdsl's record (see :class:`TypedAttr`): an
+        ``IntegerAttr``, a ``ParamDeclRefAttr`` or a ``ParamOperatorAttr``.
+
+        >>> Dim(4).to_mlir(), Dim.from_mlir((Dim("n") * 2).to_mlir())
+        (IntegerAttr(4 : si64), Dim('n') * Dim(2))
+        """
+        raise NotImplementedError
+
+    @staticmethod
+    def from_mlir(attr: TypedAttr) -> Dim:
+        """The dim that MAX's attribute ``attr`` (graphdsl's record) describes; MAX's
+        ValueError for any other attribute.
+
+        >>> Dim.from_mlir(Dim(3).to_mlir()), Dim.from_mlir((Dim("n") - Dim("n")).to_mlir())
+        (Dim(3), Dim(0))
+        """
+        if isinstance(attr, IntegerAttr):
+            return StaticDim.from_mlir(attr)
+        if isinstance(attr, ParamDeclRefAttr):
+            return SymbolicDim.from_mlir(attr)
+        if isinstance(attr, ParamOperatorAttr):
+            return attr_dim(attr)  # MAX's attribute is folded already: any kind of dim
+        raise ValueError("graph api does not support unknown dimensions")
+
 
 def _dimlike(v: object) -> bool:
-    return isinstance(v, (int, str, Dim, np.integer))
+    return isinstance(v, (int, str, Dim, np.integer, TypedAttr))
 
 
 @functools.total_ordering
@@ -169,8 +228,12 @@ class StaticDim(Dim):
         return dim if isinstance(dim, StaticDim) else object.__new__(cls)
 
     def __init__(self, dim: Any) -> None:
+        if isinstance(dim, ParamOperatorAttr) and hasattr(self, "dim"):
+            return  # Dim(attr) evaluated to this dim (type() calls __init__ with attr)
         if isinstance(dim, StaticDim):
             dim = dim.dim
+        elif isinstance(dim, IntegerAttr):
+            dim = dim.value
         elif not isinstance(dim, int):
             raise TypeError(
                 f"StaticDim.__init__ only accepts int, builtin.IntegerAttr, or StaticDim, got "
@@ -203,6 +266,27 @@ class StaticDim(Dim):
 
     def __hash__(self) -> int:
         return hash(self.dim)
+
+    def to_mlir(self) -> IntegerAttr:
+        """MAX's attribute for this dim: an ``IntegerAttr`` (si64) record.
+
+        >>> StaticDim(5).to_mlir().value
+        5
+        """
+        return IntegerAttr(_SI64, self.dim)
+
+    @staticmethod
+    def from_mlir(attr: TypedAttr) -> StaticDim:
+        """The static dim of an ``IntegerAttr`` record; MAX's TypeError for another kind.
+
+        >>> StaticDim.from_mlir(StaticDim(5).to_mlir())
+        Dim(5)
+        """
+        if not isinstance(attr, IntegerAttr):
+            raise TypeError(
+                f"StaticDim.from_mlir only accepts builtin.IntegerAttr, got {type(attr).__name__}"
+            )
+        return StaticDim(attr)
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:
@@ -244,6 +328,8 @@ class SymbolicDim(_TextDim):
     def __new__(cls, name: Any = None) -> SymbolicDim:
         if isinstance(name, SymbolicDim):
             return name
+        if isinstance(name, ParamDeclRefAttr):
+            name = name.name.value
         if not isinstance(name, str) or isinstance(name, Dim):
             raise TypeError(
                 "SymbolicDim.__init__ only accepts str, kgen.ParamDeclRefAttr, or SymbolicDim, "
@@ -276,6 +362,28 @@ class SymbolicDim(_TextDim):
     def __repr__(self) -> str:
         return f"Dim({self.name!r})"
 
+    def to_mlir(self) -> ParamDeclRefAttr:
+        """MAX's attribute for this dim: a ``ParamDeclRefAttr`` (si64) record.
+
+        >>> SymbolicDim("batch").to_mlir().name.value
+        'batch'
+        """
+        return ParamDeclRefAttr(self.name, _SI64)
+
+    @staticmethod
+    def from_mlir(attr: TypedAttr) -> SymbolicDim:
+        """The symbolic dim of a ``ParamDeclRefAttr`` record; MAX's TypeError for another kind.
+
+        >>> SymbolicDim.from_mlir(SymbolicDim("batch").to_mlir())
+        Dim('batch')
+        """
+        if not isinstance(attr, ParamDeclRefAttr):
+            raise TypeError(
+                "SymbolicDim.from_mlir only accepts kgen.ParamDeclRefAttr, got "
+                f"{type(attr).__name__}"
+            )
+        return SymbolicDim(attr)
+
     @property
     def parameters(self) -> Iterator[SymbolicDim]:
         yield self
@@ -305,6 +413,14 @@ class AlgebraicDim(_TextDim):
     def __new__(cls, poly: Any = None) -> AlgebraicDim:
         if isinstance(poly, AlgebraicDim):
             return poly
+        if isinstance(poly, ParamOperatorAttr):
+            d = attr_dim(poly)
+            if isinstance(d, AlgebraicDim):
+                return d
+            raise TypeError(  # MAX's attribute would have folded to another kind
+                "AlgebraicDim.__init__ only accepts kgen.ParamOperatorAttr or AlgebraicDim, got "
+                f"{_attr_kind(d)} ({poly!r} folds to {d!r})"
+            )
         if not isinstance(poly, dict):
             raise TypeError(
                 "AlgebraicDim.__init__ only accepts kgen.ParamOperatorAttr or AlgebraicDim, got "
@@ -330,6 +446,42 @@ class AlgebraicDim(_TextDim):
 
     def __repr__(self) -> str:
         return self._text("repr")
+
+    @property
+    def attr(self) -> ParamOperatorAttr:
+        """MAX's attribute for this dim (as :meth:`to_mlir`), as max.graph's field.
+
+        >>> (Dim("n") + 1).attr.opcode
+        <POC.add: 2>
+        """
+        attr = poly_attr(self)
+        assert isinstance(attr, ParamOperatorAttr)  # one name would be a SymbolicDim
+        return attr
+
+    def to_mlir(self) -> ParamOperatorAttr:
+        """MAX's attribute for this dim: a ``ParamOperatorAttr`` record in MAX's form (see
+        :func:`poly_attr`); a ValueError for graphdsl's exact division (``b*3/2``), which MAX
+        does not have.
+
+        >>> AlgebraicDim.from_mlir((Dim("n") * 2 + 1).to_mlir())
+        (Dim('n') * Dim(2)) + Dim(1)
+        """
+        return self.attr
+
+    @staticmethod
+    def from_mlir(attr: TypedAttr) -> AlgebraicDim:
+        """The algebraic dim of a ``ParamOperatorAttr`` record; MAX's TypeError for another
+        kind (or one that folds to a static or symbolic dim).
+
+        >>> AlgebraicDim.from_mlir((Dim("n") * Dim("m")).to_mlir())
+        Dim('m') * Dim('n')
+        """
+        if not isinstance(attr, ParamOperatorAttr):
+            raise TypeError(
+                "AlgebraicDim.from_mlir only accepts kgen.ParamOperatorAttr, got "
+                f"{type(attr).__name__}"
+            )
+        return AlgebraicDim(attr)
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:
@@ -602,3 +754,61 @@ def core_dim(d: Any) -> int | str:
     assert isinstance(d, str)
     return d
 
+
+def _attr_kind(d: Dim) -> str:
+    """The name of the attribute kind that MAX folds ``d``'s expression to."""
+    return type(d.to_mlir()).__name__ if not isinstance(d, AlgebraicDim) else "ParamOperatorAttr"
+
+
+def attr_dim(attr: ParamOperatorAttr) -> Dim:
+    """The dim that ``attr`` evaluates to with graphdsl's algebra (MAX's folding).
+
+    >>> attr_dim(ParamOperatorAttr(POC.div, [Dim("n").to_mlir(), Dim(1).to_mlir()]))
+    Dim('n')
+    """
+    dims: list[Dim] = [Dim(o) for o in attr.operands]
+    if not dims:
+        raise ValueError(f"{attr!r} has no operands")
+    result = dims[0]
+    if attr.opcode is POC.add:
+        for d in dims[1:]:
+            result = result + d
+        return result
+    if attr.opcode in (POC.mul_no_wrap, POC.mul):
+        for d in dims[1:]:
+            result = result * d
+        return result
+    if attr.opcode is POC.div and len(dims) == 2:
+        return _floordiv(result, dims[1])
+    raise ValueError(
+        f"{attr!r}: graphdsl's dims evaluate only POC.add, POC.mul_no_wrap, POC.mul and a "
+        "two-operand POC.div"
+    )
+
+
+def _term_attr(term: Term, coef: Fraction, d: Dim) -> TypedAttr:
+    if coef.denominator != 1 or any(p < 0 for _, p in term):
+        raise ValueError(
+            f"{d!r}.to_mlir(): graphdsl's exact division ({dim_text(d)}) has no MAX attribute"
+        )
+    factors: list[TypedAttr] = [
+        ParamDeclRefAttr(a, _SI64) if isinstance(a, str)
+        else ParamOperatorAttr(POC.div, [a.num.to_mlir(), a.den.to_mlir()])
+        for a, p in term for _ in range(p)
+    ]  # fmt: skip
+    if coef != 1 or not factors:
+        factors.append(IntegerAttr(_SI64, int(coef)))
+    return factors[0] if len(factors) == 1 else ParamOperatorAttr(POC.mul_no_wrap, factors)
+
+
+def poly_attr(d: AlgebraicDim) -> TypedAttr:
+    """MAX's attribute for ``d``: an n-ary ``add`` of terms in MAX's order, a term an n-ary
+    ``mul_no_wrap`` of names and floor divisions (``div``) with the coefficient last.
+
+    >>> poly_attr(Dim("x") * 2 + 1) == ParamOperatorAttr(POC.add, [
+    ...     ParamOperatorAttr(POC.mul_no_wrap, [Dim("x").to_mlir(), Dim(2).to_mlir()]),
+    ...     Dim(1).to_mlir()])
+    True
+    """
+    parts = [_term_attr(t, c, d) for t, c in sorted(d.poly.items(), key=_term_order)]
+    return parts[0] if len(parts) == 1 else ParamOperatorAttr(POC.add, parts)

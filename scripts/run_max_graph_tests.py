@@ -15,9 +15,12 @@ The shim adds no behaviour:
   where it exists, else ``graphdsl.max`` (whose public names are flat), ``max.dtype`` ->
   ``graphdsl.max`` (``DType``), ``max.mlir`` and ``max._mlir_context`` -> ``graphdsl.max.mlir``
   (its placeholders: ``Context``, ``Location``, ``default_mlir_context``; graphdsl has no
-  MLIR), and any other ``max.<m>`` a test imports (``max.driver``,
-  ``max.engine``, ``max.nn``, ``max.mlir``, ``max._core.dialects``, ...) -> ``graphdsl.max.<m>`` if
-  such a module exists, else a module with nothing in it.
+  MLIR), ``max._core.dialects`` (and ``.kgen``, ``.builtin``) ->
+  ``graphdsl.max._core_dialects`` (graphdsl's records of MAX's dimension attributes:
+  ``kgen.ParamDeclRefAttr``, ``kgen.ParamOperatorAttr``, ``builtin.IntegerAttr``, ...; its
+  other dialects are missing names), and any other ``max.<m>`` a test imports
+  (``max.driver``, ``max.engine``, ``max.nn``, ...) -> ``graphdsl.max.<m>`` if such a module
+  exists, else a module with nothing in it.
 * A name a shim module cannot find in its graphdsl target fails as a missing attribute: the
   module's ``__getattr__`` hands out a placeholder class whose every use (call, attribute,
   subscript) raises ``AttributeError: graphdsl.max has no max.graph.KernelLibrary``.  The
@@ -340,6 +343,8 @@ def target_candidates(module: str) -> list[str]:
         return ["graphdsl.max"]
     if module in ("max.mlir", "max._mlir_context"):
         return ["graphdsl.max.mlir"]  # placeholders: graphdsl has no MLIR
+    if parts[:3] == ["max", "_core", "dialects"]:  # graphdsl's records of dim attributes
+        return [".".join(["graphdsl", "max", "_core_dialects", *parts[3:]])]
     if parts[1] == "graph":
         rest = parts[2:]
         candidates = []

@@ -150,3 +150,107 @@ def test_floor_division_text_binds_and_round_trips() -> None:
     pooled = gd.ops.max_pool2d(x.inputs[0], (3, 3), stride=2, padding=1)
     assert pooled.shape[1] == out and type(pooled.shape[1]) is AlgebraicDim
     assert dims.parsed_text("h // 2") == "(h)//(2)"
+
+
+# ------------------------------------------------------------ MAX's dimension attributes
+
+_SI64 = dims.IntegerType(64, dims.SignednessSemantics.signed)
+_ATTR_DIMS = [
+    Dim(5),
+    Dim(-3),
+    Dim("batch"),
+    Dim("batch") + 10,
+    (Dim("batch") + 1) * 2,
+    -Dim("n"),
+    Dim("x") * Dim("y") * 3 + Dim("z") * 2,
+    Dim("a") * Dim("a"),
+    Dim("x") // Dim("y"),
+    Dim("x") // 2 * 2,
+    (Dim("h") - 1) // 2 + 1,
+]
+
+
+@pytest.mark.parametrize("d", _ATTR_DIMS, ids=repr)
+def test_dims_round_trip_through_max_attributes(d: Dim) -> None:
+    attr = d.to_mlir()
+    assert Dim.from_mlir(attr) == d and type(Dim.from_mlir(attr)) is type(d)
+    assert Dim(attr) == d and type(d).from_mlir(attr) == d and type(d)(attr) == d
+    assert attr == d.to_mlir() and hash(attr) == hash(d.to_mlir())  # records, equal by value
+    assert pickle.loads(pickle.dumps(attr)) == attr
+
+
+def test_max_attributes_have_maxs_form() -> None:
+    from graphdsl.max._core_dialects import builtin, kgen
+
+    batch, ten = Dim("batch").to_mlir(), Dim(10).to_mlir()
+    assert batch == kgen.ParamDeclRefAttr("batch", _SI64) and batch.name.value == "batch"
+    assert ten == builtin.IntegerAttr(_SI64, 10) and ten.value == 10
+    d = AlgebraicDim(kgen.ParamOperatorAttr(kgen.POC.add, [batch, ten]))
+    assert d == Dim("batch") + 10 and d.attr.opcode == kgen.POC.add
+    assert d.attr.operands == (batch, ten)
+    # MAX's shape: an n-ary add of terms, a term an n-ary product with the coefficient last
+    x, y, z = (Dim(n).to_mlir() for n in "xyz")
+    mul = dims.POC.mul_no_wrap
+    assert (Dim("x") * Dim("y") * 3 + Dim("z") * 2).to_mlir() == dims.ParamOperatorAttr(
+        dims.POC.add,
+        [dims.ParamOperatorAttr(mul, [x, y, Dim(3).to_mlir()]),
+         dims.ParamOperatorAttr(mul, [z, Dim(2).to_mlir()])],
+    )  # fmt: skip
+    floor = dims.ParamOperatorAttr(dims.POC.div, [x, Dim(2).to_mlir()])
+    assert (Dim("x") // 2 * 2).to_mlir() == dims.ParamOperatorAttr(mul, [floor, Dim(2).to_mlir()])
+    # an attribute evaluates (MAX's attributes fold when made): Dim gives the simplest dim
+    assert Dim(dims.ParamOperatorAttr(dims.POC.add, [batch, Dim(0).to_mlir()])) == "batch"
+    assert Dim(dims.ParamOperatorAttr(mul, [ten, ten])) == 100
+    assert isinstance(Dim(dims.ParamOperatorAttr(mul, [ten, ten])), StaticDim)
+
+
+@pytest.mark.parametrize(
+    ("make", "value", "message"),
+    [
+        (AlgebraicDim, StaticDim(5), "AlgebraicDim.__init__ only accepts kgen.ParamOperatorAttr "
+         "or AlgebraicDim, got StaticDim"),
+        (AlgebraicDim, 5, "AlgebraicDim.__init__ only accepts kgen.ParamOperatorAttr or "
+         "AlgebraicDim, got int"),
+        (AlgebraicDim, Dim(5).to_mlir(), "AlgebraicDim.__init__ only accepts "
+         "kgen.ParamOperatorAttr or AlgebraicDim, got IntegerAttr"),
+        (AlgebraicDim, (Dim("n") + 1).to_mlir().operands[0], "got ParamDeclRefAttr"),
+        (SymbolicDim, StaticDim(5), "SymbolicDim.__init__ only accepts str, "
+         "kgen.ParamDeclRefAttr, or SymbolicDim, got StaticDim"),
+        (SymbolicDim, 5, "SymbolicDim.__init__ only accepts str, kgen.ParamDeclRefAttr, or "
+         "SymbolicDim, got int"),
+        (SymbolicDim, (Dim("n") + 1).to_mlir(), "got ParamOperatorAttr"),
+        (StaticDim, SymbolicDim("batch"), "StaticDim.__init__ only accepts int, "
+         "builtin.IntegerAttr, or StaticDim, got SymbolicDim"),
+        (StaticDim, "5", "StaticDim.__init__ only accepts int, builtin.IntegerAttr, or "
+         "StaticDim, got str"),
+        (StaticDim, Dim("n").to_mlir(), "got ParamDeclRefAttr"),
+        (AlgebraicDim.from_mlir, Dim(5).to_mlir(), "AlgebraicDim.from_mlir only accepts "
+         "kgen.ParamOperatorAttr, got IntegerAttr"),
+        (StaticDim.from_mlir, Dim("n").to_mlir(), "StaticDim.from_mlir only accepts "
+         "builtin.IntegerAttr, got ParamDeclRefAttr"),
+        (SymbolicDim.from_mlir, (Dim("n") + 1).to_mlir(), "SymbolicDim.from_mlir only accepts "
+         "kgen.ParamDeclRefAttr, got ParamOperatorAttr"),
+    ],
+)  # fmt: skip
+def test_dims_refuse_other_kinds_with_maxs_messages(make: Any, value: Any, message: str) -> None:
+    with pytest.raises(TypeError) as info:
+        make(value)
+    assert message in str(info.value)
+
+
+def test_attributes_that_fold_to_another_kind_or_have_no_max_form() -> None:
+    n, one, zero = Dim("n").to_mlir(), Dim(1).to_mlir(), Dim(0).to_mlir()
+    # MAX folds add(n, 0) to n: AlgebraicDim refuses it as MAX refuses a ParamDeclRefAttr
+    with pytest.raises(TypeError, match=r"got ParamDeclRefAttr .* folds to Dim\('n'\)"):
+        AlgebraicDim(dims.ParamOperatorAttr(dims.POC.add, [n, zero]))
+    with pytest.raises(ValueError, match="graph api does not support unknown dimensions"):
+        Dim.from_mlir(dims.StringAttr("n"))
+    with pytest.raises(ValueError, match="evaluate only"):
+        Dim(dims.ParamOperatorAttr(dims.POC.max, [n, one]))
+    with pytest.raises(ZeroDivisionError):
+        Dim(dims.ParamOperatorAttr(dims.POC.div, [n, zero]))
+    with pytest.raises(ValueError, match="exact division"):
+        dims.divide(Dim("b") * 3, Dim(2)).to_mlir()  # graphdsl's b*3/2: not MAX's
+    with pytest.raises(TypeError, match="operands must be attributes"):
+        dims.ParamOperatorAttr(dims.POC.add, [n, 1])  # type: ignore[list-item]
+    assert Dim("n") + one == Dim("n") + 1  # an attribute is dim-like in arithmetic

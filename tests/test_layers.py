@@ -19,7 +19,7 @@ PACKAGES = ("graphdsl", "exporters")
 
 # lowest first; a package (its __init__) stands with its modules unless listed
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"graphdsl.dtypes", "graphdsl.dims", "graphdsl.shapes",
+    ("base", {"graphdsl.dtypes", "graphdsl._dim_attrs", "graphdsl.dims", "graphdsl.shapes",
               "graphdsl._source", "graphdsl._table", "graphdsl._plot"}),
     ("promotion", {"graphdsl.lattice", "graphdsl.lattices", "graphdsl.notation",
                    "graphdsl.literals", "graphdsl._promotion_types", "graphdsl._promotion_rules",

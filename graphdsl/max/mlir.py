@@ -7,7 +7,10 @@ these names exist here only so that such code runs unchanged: a :class:`Context`
 :class:`Location` can be created and entered and hold nothing, an empty
 :class:`KernelLibrary` records nothing, and ``Graph(..., context=..., kernel_library=...)``
 ignores them. Anything real (kernel paths, MLIR attributes and types, an opaque MLIR type as
-a graph input) raises :class:`~graphdsl.max.UnsupportedError` naming the feature.
+a graph input) raises :class:`~graphdsl.max.UnsupportedError` naming the feature. The one
+exception is a dimension's attribute (``Dim.to_mlir()``, ``Dim.from_mlir(attr)``): graphdsl
+keeps records of those kinds, ``max._core.dialects``' ``kgen`` and ``builtin`` in
+:mod:`graphdsl.max._core_dialects`.
 
 >>> from graphdsl.max import DeviceRef, DType, Graph, KernelLibrary, TensorType
 >>> from graphdsl.max.mlir import Location, default_mlir_context
