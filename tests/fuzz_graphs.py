@@ -58,7 +58,7 @@ import graphdsl as gd
 from graphdsl import DType
 from graphdsl.evaluate import run_node
 from graphdsl.inputs import bind_inputs
-from graphdsl.ops._define import uncomputable
+from graphdsl.ops._define import check_computable
 from graphdsl.ops.cast import cast_array
 from graphdsl.shapes import broadcast_shapes
 
@@ -1912,9 +1912,9 @@ def _try_step(b: _Builder, op: str) -> bool:
     built = len(b.g.nodes)
     try:
         _step(b, op)
-        if any(uncomputable(n) for n in b.g.nodes[built:]):
-            # max-graph's bool arithmetic: typed as max.graph types it, never computed
-            raise gd.OpTypeError("typed only (graphdsl.ops._define.uncomputable)")
+        # max-graph's bool arithmetic (in a loop body too): typed as max.graph types it,
+        # never computed (raises OpTypeError)
+        check_computable(b.g, b.g.nodes[built:])
     except (UnsatisfiedAssumption, *BUILD_ERRORS):
         del b.values[mark[0] :], b.lines[mark[1] :], b.ops[mark[2] :], b.op_nodes[mark[3] :]
         return False

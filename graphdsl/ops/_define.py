@@ -21,6 +21,7 @@ from graphdsl.graph import _apply_op
 from graphdsl.opdef import OPS, Impl, OpDef, Rule, register
 from graphdsl.ops._convert import cast_array
 from graphdsl.policies import Policy, Promoted, PromotionError
+from graphdsl.regions import regions_of
 from graphdsl.shapes import broadcast_shapes
 from graphdsl.symbol import Operand, Symbol
 from graphdsl.types import OpTypeError, TensorType
@@ -147,15 +148,24 @@ _BOOL_KERNELS = frozenset({"abs"})
 _STRICT: dict[int, Policy] = {}
 
 
-def check_computable(graph: Any) -> None:
-    """Raise :class:`OpTypeError` at the first node of ``graph`` (a graphdsl Graph) that
-    :func:`uncomputable` refuses; evaluation and export call it before they start."""
+def check_computable(graph: Any, nodes: Sequence[Symbol] | None = None) -> None:
+    """Raise :class:`OpTypeError` at the first node of ``graph`` (a graphdsl Graph; of
+    ``nodes`` if given) or of a graph nested in one (branches, loop bodies, called
+    subgraphs) that :func:`uncomputable` refuses; evaluation and export call it first."""
     if not graph.policy.bool_arithmetic:
         return
-    for node in graph.used():
-        why = uncomputable(node) if node.op not in ("input", "literal", "constant") else ""
+    todo = list(graph.used() if nodes is None else nodes)
+    seen: set[int] = set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or node.op in ("input", "literal", "constant"):
+            continue
+        seen.add(id(node))
+        why = uncomputable(node)
         if why:
             raise OpTypeError(why)
+        for region in regions_of(node.attrs):
+            todo.extend(region.graph.used())
 
 
 def _without_bool_arithmetic(p: Policy) -> Policy:
