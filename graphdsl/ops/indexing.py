@@ -266,11 +266,12 @@ def _scatter_add_impl(args: list[np.ndarray], attrs: dict[str, Any], out: Tensor
 
 def _numbers_only(rule: Any, why: str) -> Any:
     """``rule`` refusing bool values, saying ``why`` after the operand types and policy
-    (the scatters that add or combine take numbers)."""
+    (the scatters that add or combine take numbers; max-graph types them as bool, as
+    max.graph does, and computing them raises: uncomputable)."""
 
     def checked(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
         in_dtypes, out = rule(p, types, attrs)
-        if out.dtype is DType.bool:
+        if out.dtype is DType.bool and not p.bool_arithmetic:  # (max-graph: typed, as MAX)
             raise OpTypeError(
                 f"operand types {types_str(types)} (in argument order) are bool under policy "
                 f"{p.name!r}{why} cast input and updates to an integer dtype first "
