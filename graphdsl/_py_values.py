@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from graphdsl._source import Location
-from graphdsl.dtypes import DType, dtype
+from graphdsl.dtypes import DType, dtype, to_e8m0
 from graphdsl.literals import LiteralError, literal_problem
 from graphdsl.shapes import ShapeError, shape_of
 from graphdsl.types import GraphError, OpTypeError, TensorType, as_type
@@ -81,6 +81,8 @@ def constant_array(
         if arr.dtype == object:
             raise OpTypeError(f"constant (at {loc}): cannot make a tensor of {value!r}")
         target = dtype(arr.dtype)
+    if target is DType.float8_e8m0fnu and arr.dtype != target.np:
+        arr = to_e8m0(arr)  # (whichever ml_dtypes: its ties changed between 0.5 and 0.6)
     arr = arr.astype(target.np, copy=False)
     return (arr if arr.flags.c_contiguous else arr.copy(order="C")), target
 

@@ -21,7 +21,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["DType", "DTypeError", "Kind", "dtype"]
+__all__ = ["DType", "DTypeError", "Kind", "dtype", "to_e8m0"]
 
 
 class DTypeError(TypeError):
@@ -356,3 +356,22 @@ def _parse_name(name: str) -> DType:
     close = difflib.get_close_matches(low, list(_NAMES), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else f"; known names: {', '.join(_NAMES)}"
     raise DTypeError(f"unknown dtype {name!r}{hint}")
+
+
+def to_e8m0(x: np.ndarray) -> np.ndarray:
+    """float8_e8m0fnu (the powers of two 2**-127..2**127, and NaN) from float32: the nearer
+    power of two, a tie (1.5 * 2**k) up, as ml_dtypes 0.6 rounds (0.5 rounds a tie to the
+    even exponent: this is the rule whichever is installed); below 2**-127, 2**-127; zero,
+    negatives, infinities, NaN and values rounding past 2**127 give NaN.
+
+    >>> to_e8m0(np.array([0.75, 3.0, 0.0], np.float32)).astype(np.float32)
+    array([ 1.,  4., nan], dtype=float32)
+    """
+    xf = np.asarray(x, dtype=np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        valid = np.isfinite(xf) & (xf > 0)
+        m, e = np.frexp(np.where(valid, xf, 1.0))  # x = m * 2**e, m in [0.5, 1)
+        r = np.ldexp(1.0, e - 1) * np.where(m >= 0.75, 2.0, 1.0)
+        r = np.maximum(r, 2.0**-127)
+        r = np.where(valid & (r <= 2.0**127), r, np.nan)
+    return np.asarray(r.astype(np.float32).astype(DType.float8_e8m0fnu.np))

@@ -20,7 +20,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 from exporters.onnx._carried import CARRIER, round_into
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
-from graphdsl.dtypes import DType, Kind
+from graphdsl.dtypes import DType, Kind, to_e8m0
 
 __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
@@ -446,6 +446,8 @@ class Builder:
         return self.node("Or", [negative.name, negative_zero.name], T.bool)
 
     def scalar(self, value: Any, dt: DType) -> V:
+        if dt is T.float8_e8m0fnu:  # the reference's rounding, whichever ml_dtypes
+            return self.const(to_e8m0(np.asarray(value)), dt)
         return self.const(np.asarray(value).astype(storage(dt).np if dt not in NARROW else dt.np),
                           dt)  # fmt: skip
 

@@ -47,8 +47,8 @@ class Buffer:
     >>> x = np.zeros((2, 2), np.float32)
     >>> b = Buffer.from_numpy(x)
     >>> b[0, 1] = 5.0  # one index per dimension, as in MAX
-    >>> x[0, 1], b[0, 1].item(), b[1, :].shape
-    (np.float32(5.0), 5.0, (2,))
+    >>> float(x[0, 1]), b[0, 1].item(), b[1, :].shape
+    (5.0, 5.0, (2,))
     >>> Buffer.scalar(3, DType.int32).item()
     3
     """

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from graphdsl.dtypes import DType, Kind
+from graphdsl.dtypes import DType, Kind, to_e8m0
 
 __all__ = ["cast_array"]
 
@@ -58,7 +58,7 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
         if src_kind == "c" and to.kind is not Kind.complex:
             x = np.real(x)
         if to is DType.float8_e8m0fnu:
-            return _to_e8m0(np.real(x) if src_kind == "c" else x)
+            return to_e8m0(np.real(x) if src_kind == "c" else x)
         if to in _NO_NAN and (src_kind in "fc" or _is_ml_float(x.dtype)):
             # ml_dtypes takes NaN to a zero whose sign is the NaN's sign bit flipped, a bit
             # that no CPU promises (x86's 0/0 sets it): every NaN is -0.0, as np.nan gives
@@ -69,19 +69,6 @@ def cast_array(x: np.ndarray, to: DType) -> np.ndarray:
 _NO_NAN = frozenset({DType.float4_e2m1fn, DType.float6_e2m3fn, DType.float6_e3m2fn})
 
 
-def _to_e8m0(x: np.ndarray) -> np.ndarray:
-    """float8_e8m0fnu (the powers of two 2**-127..2**127, and NaN) from float32: the nearer
-    power of two, a tie (1.5 * 2**k) up, as ml_dtypes 0.6 rounds (0.5 rounds a tie to the
-    even exponent: this is the rule whichever is installed); below 2**-127, 2**-127; zero,
-    negatives, infinities, NaN and values rounding past 2**127 give NaN."""
-    xf = np.asarray(x, dtype=np.float32).astype(np.float64)
-    with np.errstate(all="ignore"):
-        valid = np.isfinite(xf) & (xf > 0)
-        m, e = np.frexp(np.where(valid, xf, 1.0))  # x = m * 2**e, m in [0.5, 1)
-        r = np.ldexp(1.0, e - 1) * np.where(m >= 0.75, 2.0, 1.0)
-        r = np.maximum(r, 2.0**-127)
-        r = np.where(valid & (r <= 2.0**127), r, np.nan)
-    return np.asarray(r.astype(np.float32).astype(DType.float8_e8m0fnu.np))
 # the small floats issue 30 added, which convert to and from other types through float32
 _VIA_F32 = frozenset({*_NO_NAN, DType.float8_e8m0fnu, DType.float8_e4m3fnuz,
                       DType.float8_e5m2fnuz})  # fmt: skip

@@ -31,6 +31,7 @@ import numpy as np
 from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
 from graphdsl.opdef import OPS
+from graphdsl.ops._convert import cast_array
 from graphdsl.ops._define import promote
 from graphdsl.passes.regions import explain_regions, rewrite_regions
 from graphdsl.passes.rewrite import Rewriter
@@ -116,7 +117,7 @@ class _Caster:
         hit = self.literals.get(key)
         if hit is None:
             with np.errstate(all="ignore"):
-                arr = np.asarray(node.attrs["value"]).astype(want.np)
+                arr = cast_array(np.asarray(node.attrs["value"]), want)  # as evaluate does
             hit = self.rw.add("constant", (), {"value": arr}, TensorType(want, ()), (), node.loc)
             self.literals[key] = hit
         self.uses[(id(node), want)] = hit

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from graphdsl.graph import Graph, Symbol, TensorType
+from graphdsl.ops._convert import cast_array
 from graphdsl.passes.rewrite import Rewriter, drop_dead
 from graphdsl.regions import Region, regions_of
 
@@ -55,7 +56,7 @@ def _canonical(r: Region, rw: Rewriter, rewrite: Rewrite) -> Graph:
     for o, v, want in zip(old.outputs, new.outputs, r.results, strict=True):
         if o.op == "literal":  # straight to the node's dtype (it was checked to fit)
             with np.errstate(all="ignore"):
-                value = np.asarray(o.attrs["value"]).astype(want.np)
+                value = cast_array(np.asarray(o.attrs["value"]), want)  # as evaluate
             v = child.add("constant", (), {"value": value}, TensorType(want, ()), (), o.loc)
         elif v.dtype is not want:
             v = child.add("cast", (v,), {"to": want}, TensorType(want, v.shape), (v.dtype,), o.loc)
