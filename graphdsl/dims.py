@@ -26,7 +26,7 @@ import functools
 import re
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -208,6 +208,20 @@ class Dim:
         raise ValueError("graph api does not support unknown dimensions")
 
 
+_D = TypeVar("_D", bound="Dim")
+
+
+def _from_attr(cls: type[_D], attr: TypedAttr, kind: type, dialect: str) -> _D:
+    """``cls.from_mlir(attr)``: the dim of an attribute record of ``kind``; MAX's TypeError
+    for another kind."""
+    if not isinstance(attr, kind):
+        raise TypeError(
+            f"{cls.__name__}.from_mlir only accepts {dialect}.{kind.__name__}, got "
+            f"{type(attr).__name__}"
+        )
+    return cls(attr)
+
+
 def _dimlike(v: object) -> bool:
     return isinstance(v, (int, str, Dim, np.integer, TypedAttr))
 
@@ -282,11 +296,7 @@ class StaticDim(Dim):
         >>> StaticDim.from_mlir(StaticDim(5).to_mlir())
         Dim(5)
         """
-        if not isinstance(attr, IntegerAttr):
-            raise TypeError(
-                f"StaticDim.from_mlir only accepts builtin.IntegerAttr, got {type(attr).__name__}"
-            )
-        return StaticDim(attr)
+        return _from_attr(StaticDim, attr, IntegerAttr, "builtin")
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:
@@ -377,12 +387,7 @@ class SymbolicDim(_TextDim):
         >>> SymbolicDim.from_mlir(SymbolicDim("batch").to_mlir())
         Dim('batch')
         """
-        if not isinstance(attr, ParamDeclRefAttr):
-            raise TypeError(
-                "SymbolicDim.from_mlir only accepts kgen.ParamDeclRefAttr, got "
-                f"{type(attr).__name__}"
-            )
-        return SymbolicDim(attr)
+        return _from_attr(SymbolicDim, attr, ParamDeclRefAttr, "kgen")
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:
@@ -476,12 +481,7 @@ class AlgebraicDim(_TextDim):
         >>> AlgebraicDim.from_mlir((Dim("n") * Dim("m")).to_mlir())
         Dim('m') * Dim('n')
         """
-        if not isinstance(attr, ParamOperatorAttr):
-            raise TypeError(
-                "AlgebraicDim.from_mlir only accepts kgen.ParamOperatorAttr, got "
-                f"{type(attr).__name__}"
-            )
-        return AlgebraicDim(attr)
+        return _from_attr(AlgebraicDim, attr, ParamOperatorAttr, "kgen")
 
     @property
     def parameters(self) -> Iterator[SymbolicDim]:

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -51,6 +50,7 @@ from typing import Any
 import numpy as np
 from max.driver import CPU  # type: ignore[import-not-found, unused-ignore]
 from max.engine import InferenceSession  # type: ignore[import-not-found, unused-ignore]
+from record_max_graph import to_jsonable  # (beside this script: NaN and inf as strings)
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "tests" / "data" / "max_graph_runtime.json"
@@ -198,22 +198,6 @@ def fix(v: Any) -> Any:
 
 def feed(entry: JSON) -> np.ndarray:
     return np.asarray(fix(entry["values"]), dtype=np.dtype(entry["dtype"]))
-
-
-def float_json(v: float) -> float | str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
-
-
-def to_jsonable(a: np.ndarray) -> Any:
-    if a.dtype.kind == "f":
-        if a.ndim == 0:
-            return float_json(float(a))
-        return np.vectorize(lambda v: float_json(float(v)), otypes=[object])(a).tolist()
-    return a.tolist()
 
 
 def type_json(t: Any) -> JSON:

@@ -7,27 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphdsl.graph import Symbol
+from graphdsl.max._dtype import _MLIR as _DTYPE_MLIR_NAMES
 from graphdsl.max._dtype import DType, from_core
 
 __all__ = ["TensorSpec"]
 
-_MLIR_NAMES = {  # MAX's names of dtypes in its execute() errors ("[(3, 5), f32]")
-    "bool": "bool",
-    "int8": "si8",
-    "int16": "si16",
-    "int32": "si32",
-    "int64": "si64",
-    "uint8": "ui8",
-    "uint16": "ui16",
-    "uint32": "ui32",
-    "uint64": "ui64",
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-    "bfloat16": "bf16",
-    "float8_e4m3fn": "f8e4m3fn",
-    "float8_e5m2": "f8e5m2",
-}
+# MAX's names of dtypes in its execute() errors ("[(3, 5), f32]"): its MLIR names, but bool's
+_MLIR_NAMES = {**_DTYPE_MLIR_NAMES, "bool": "bool"}
 
 
 class TensorSpec:

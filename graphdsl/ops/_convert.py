@@ -77,7 +77,6 @@ _VIA_F32_NP = frozenset(d.np for d in _VIA_F32)
 
 # ml_dtypes' types (numpy's kind for them is 'V' or 'f', depending on the type and release)
 _ML_FLOATS = frozenset(d.np for d in DType if d.is_float and d.np.type.__module__ != "numpy")
-_ML_INTS = frozenset({DType.int4.np, DType.uint4.np})
 
 
 def _is_ml_float(d: np.dtype[Any]) -> bool:

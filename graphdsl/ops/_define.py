@@ -145,7 +145,6 @@ def uncomputable(node: Symbol) -> str:
 
 # the ops MAX computes on bool that graphdsl's other policies refuse: abs (the identity)
 _BOOL_KERNELS = frozenset({"abs"})
-_STRICT: dict[int, Policy] = {}
 
 
 def check_computable(graph: Any, nodes: Sequence[Symbol] | None = None) -> None:
@@ -169,11 +168,13 @@ def check_computable(graph: Any, nodes: Sequence[Symbol] | None = None) -> None:
 
 
 def _without_bool_arithmetic(p: Policy) -> Policy:
-    found = _STRICT.get(id(p))
+    """``p`` as it types bool operands without ``bool_arithmetic`` (made once, kept on ``p``:
+    a table keyed by ``id(p)`` could hand a policy made later another's copy)."""
+    found: Policy | None = p.__dict__.get("_without_bool_arithmetic")
     if found is None:
         found = copy.copy(p)
         found.bool_arithmetic = False
-        _STRICT[id(p)] = found
+        p.__dict__["_without_bool_arithmetic"] = found
     return found
 
 
