@@ -338,10 +338,13 @@ def _empty_gather(
 
 # onnx.reference's ScatterElements has no "mul" reduction (it writes the update) and its
 # ScatterND's "max" and "min" read the data at the index array instead of its tuple
-# (measured on onnx 1.18 and 1.19; 1.23 computes both right), and its ScatterElements "max"
-# and "min" keep the other zero where -0.0 and +0.0 meet (seen on 1.19): a gap before 1.23
+# (measured on onnx 1.18 and 1.19; 1.23 computes both right): a gap before 1.23
 REDUCING_SCATTER = "ReferenceEvaluator reducing ScatterElements and ScatterND (onnx < 1.23)"
 _WRONG_REDUCTIONS = {"ScatterElements": {b"mul", b"max", b"min"}, "ScatterND": {b"max", b"min"}}
+# Its ScatterElements "max" and "min" keep the data's zero where -0.0 and +0.0 meet (the
+# reference orders -0.0 < +0.0): seen on 1.19, measured on 1.23.2 too ([+0.0] min [-0.0]
+# gives +0.0), so on every version
+SCATTER_ZERO_SIGNS = "ReferenceEvaluator ScatterElements max/min keep the data's zero"
 
 
 def _reducing_scatter(needs: list[onnx.NodeProto]) -> bool:
@@ -351,6 +354,15 @@ def _reducing_scatter(needs: list[onnx.NodeProto]) -> bool:
         return False
     return any(
         a.name == "reduction" and a.s in _WRONG_REDUCTIONS.get(n.op_type, ())
+        for n in needs
+        for a in n.attribute
+    )
+
+
+def _scatter_zero_signs(needs: list[onnx.NodeProto]) -> bool:
+    """Do the model's nodes ``needs`` take a max or min in a ScatterElements?"""
+    return any(
+        n.op_type == "ScatterElements" and a.name == "reduction" and a.s in (b"max", b"min")
         for n in needs
         for a in n.attribute
     )
@@ -381,6 +393,8 @@ def _excuses(
             why = EMPTY_GATHER
         if why is None and _reducing_scatter(needs[k]):
             why = REDUCING_SCATTER
+        if why is None and _scatter_zero_signs(needs[k]):
+            why = SCATTER_ZERO_SIGNS
         if why is not None:
             found[k] = why
     return found

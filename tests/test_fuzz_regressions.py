@@ -333,3 +333,13 @@ def test_max_pool_window_of_minus_inf_and_padding(
     # windows [1, -inf] [-inf, -inf] [-inf, pad]; padded: [pad, 1] [-inf, -inf] [-inf, -inf]
     want = [np.array([1.0, -np.inf, -np.inf], np.float32).reshape(1, 1, 1, 3)]
     _assert_all(g, {"x": v}, want)
+
+
+def test_mean_over_a_value_with_an_empty_channel_axis() -> None:
+    """A mean over the last axis of an (n, 0, 2) value: onnxruntime's GlobalAveragePool,
+    which the lowering takes for such means, refuses an empty axis but the batch ("Only N
+    can be zero"); found by the fuzzer after a top_k of k = 0."""
+    g = gd.Graph("mean", input_types={"x": gd.TensorType(gd.float32, ("n", 0, 2))})
+    (x,) = g.inputs
+    g.output(gd.ops.mean(x, axis=-1, keepdims=True))
+    _assert_all(g, {"x": np.zeros((3, 0, 2), np.float32)}, [np.zeros((3, 0, 1), np.float32)])

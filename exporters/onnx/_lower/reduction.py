@@ -144,7 +144,12 @@ def _mean(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         spatial = sorted(axes)
         first = spatial == list(range(2, rank))  # (N, C, *spatial)
         last = spatial == list(range(1, rank - 1))  # (N, *spatial, C): transposed to the above
-        if rank >= 3 and (first or last) and b.target.has("GlobalAveragePool", type_name(cd)):
+        channels = node.inputs[0].shape[1 if first else rank - 1]
+        # (onnxruntime's GlobalAveragePool refuses an empty axis but N: a channel count that
+        # may be 0 takes ReduceMean; found by the fuzzer, a top_k of k = 0 then a mean)
+        pool = isinstance(channels, int) and channels > 0
+        if rank >= 3 and (first or last) and pool and b.target.has("GlobalAveragePool",
+                                                                   type_name(cd)):
             # the same sum and division, which onnxruntime runs in its blocked NCHWc layout
             # after a convolution (its transpose optimizer cancels a channels-last model's
             # transposes to and from channels first)
