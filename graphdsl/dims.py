@@ -46,6 +46,7 @@ __all__ = [
     "POC",
     "AlgebraicDim",
     "Dim",
+    "DynamicDim",
     "IntegerAttr",
     "IntegerType",
     "ParamDeclRefAttr",
@@ -129,6 +130,16 @@ class Dim:
         if isinstance(value, ParamOperatorAttr):
             return attr_dim(value)
         raise TypeError(f"Unsupported dimension type {value} ({type(value)})")
+
+    @staticmethod
+    def dynamic(name: str) -> DynamicDim:
+        """A :class:`DynamicDim` named ``name``: a symbolic dim marked as varying from run to
+        run (MAX's ``Dim.dynamic``); equal to ``Dim(name)``.
+
+        >>> Dim.dynamic("k") == Dim("k"), type(Dim.dynamic("k")).__name__
+        (True, 'DynamicDim')
+        """
+        return DynamicDim(name)
 
     def __index__(self) -> int:
         raise TypeError(
@@ -396,6 +407,28 @@ class SymbolicDim(_TextDim):
     def substitute(self, mapping: Mapping[str, Any]) -> Dim:
         replacement = mapping.get(self.name)
         return self if replacement is None else Dim(replacement)
+
+
+class DynamicDim(SymbolicDim):
+    """A symbolic dim marked as one that varies from run to run (MAX's ``Dim.dynamic``):
+    equal to, and hashed as, the :class:`SymbolicDim` of its name. Re-wrapping keeps the
+    mark (``Dim(d)``, ``SymbolicDim(d)`` return ``d``); MAX's attribute record does not
+    carry it, so ``from_mlir`` gives a plain SymbolicDim.
+
+    >>> d = Dim.dynamic("k")
+    >>> isinstance(SymbolicDim(d), DynamicDim), d == "k", {Dim("k"): 1}[d]
+    (True, True, 1)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, name: Any = None) -> DynamicDim:
+        if isinstance(name, DynamicDim):
+            return name
+        return str.__new__(cls, SymbolicDim(name).name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DynamicDim, (self.name,))
 
 
 def _symbol(name: str) -> SymbolicDim:

@@ -136,8 +136,8 @@ class Graph:
         policy: str | Policy = "default",
         warn_lossy: bool = False,
     ) -> None:
-        if not isinstance(name, str) or not name:
-            raise GraphError(f"a graph needs a non-empty name, got {name!r}")
+        if not isinstance(name, str):
+            raise GraphError(f"a graph's name is a str, got {name!r}")
         self.name = name
         self.policy: Policy = _get_policy(policy)
         self.warn_lossy = warn_lossy
@@ -289,10 +289,10 @@ class Graph:
         return self._add("constant", (), {"value": arr}, TensorType(target, arr.shape), (), loc)
 
     def output(self, *values: Symbol | Scalar) -> None:
-        """Set the graph's outputs (replacing any set before)."""
+        """Set the graph's outputs (replacing any set before). With no values the graph
+        returns nothing (as a MAX subgraph that only transfers values may); evaluating or
+        exporting such a graph is refused."""
         self._check_mutable()
-        if not values:
-            raise GraphError(f"graph {self.name!r}: output() needs at least one value")
         outs = []
         loc = user_location()
         for v in values:

@@ -254,3 +254,22 @@ def test_attributes_that_fold_to_another_kind_or_have_no_max_form() -> None:
     with pytest.raises(TypeError, match="operands must be attributes"):
         dims.ParamOperatorAttr(dims.POC.add, [n, 1])  # type: ignore[list-item]
     assert Dim("n") + one == Dim("n") + 1  # an attribute is dim-like in arithmetic
+
+
+def test_dynamic_dim_is_a_marked_symbolic_dim() -> None:
+    """MAX's Dim.dynamic: a SymbolicDim subclass, equal and hashed as its name; re-wrapping
+    and pickling keep the mark, MAX's attribute record does not carry it."""
+    import pickle
+
+    from graphdsl.dims import Dim, DynamicDim, SymbolicDim
+
+    d = Dim.dynamic("k")
+    assert isinstance(d, DynamicDim) and isinstance(d, SymbolicDim) and d.name == "k"
+    assert d == Dim("k") and hash(d) == hash(Dim("k")) and d == "k"
+    assert isinstance(Dim(d), DynamicDim) and isinstance(SymbolicDim(d), DynamicDim)
+    assert isinstance(pickle.loads(pickle.dumps(d)), DynamicDim)
+    back = Dim.from_mlir(d.to_mlir())
+    assert back == d and not isinstance(back, DynamicDim)
+    assert d + 1 == Dim("k") + 1
+    with pytest.raises(ValueError, match="Invalid name"):
+        Dim.dynamic("1k")

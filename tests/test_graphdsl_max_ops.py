@@ -289,6 +289,20 @@ def test_complex_helpers() -> None:
         b_im = floats.dot_bound(s_im, 2, np.float32, got_im, want.imag)
         floats.assert_close(got_re, want.real, b_re, "real part")
         floats.assert_close(got_im, want.imag, b_im, "imaginary part")
+    with (
+        Graph("c", input_types=[TensorType(DType.float32, [3, 4], CPU)]) as g,
+        pytest.raises(ValueError, match=r"rhs .* is not complex: its last dimension"),
+    ):
+        ops.complex.mul(ops.as_interleaved_complex(g.inputs[0]), g.inputs[0])
+
+
+def test_split_by_symbolic_sizes_is_maxs_type_error() -> None:
+    """max 26.7 takes int() of each split size (tests/data/max_graph_random.json's split
+    cases); graphdsl's own gd.ops.split takes symbolic sizes."""
+    with Graph("s", input_types=[TensorType(DType.float32, ["n", 4], CPU)]) as g:
+        with pytest.raises(TypeError, match=r"int\(Dim\('n'\)\): Int conversions only"):
+            ops.split(g.inputs[0], [Dim("n")], 0)
+        assert [p.shape for p in gd.ops.split(g.inputs[0].symbol, ["n"], 0)] == [("n", 4)]
 
 
 def test_random_draws() -> None:

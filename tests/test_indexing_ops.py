@@ -236,6 +236,14 @@ def test_range_errors() -> None:
     assert g.nodes[-1].op == "range"
 
 
+def test_range_length_is_exact_for_big_ints() -> None:
+    """ceil((stop - start) / step) in integers: a float division rounds 2**53 + 1 down."""
+    with gd.Graph("r", input_types={"x": gd.float32}):
+        assert gd.ops.range(1, 2**53 + 2).shape == (2**53 + 1,)
+        assert gd.ops.range(-(2**60), 2**60, 3).shape == (-(-(2**61) // 3),)
+        assert gd.ops.range(10, 0, -3).shape == (4,) and gd.ops.range(0, -5).shape == (0,)
+
+
 @pytest.mark.parametrize(("lower", "upper", "exclude"), [
     (None, 0, False), (0, None, False), (1, 2, False), (None, None, False), (0, 0, True),
     (None, -1, False), (2, None, True),

@@ -266,7 +266,7 @@ def _export(
     outputs = _name_outputs(b, lowered, env)
     model = b.model  # built in place (make_graph and make_model would copy every node)
     g = model.graph
-    g.name = graph.name
+    g.name = graph.name or "graph"  # (onnx's checker wants a name; graphdsl allows '')
     g.doc_string = f"graphdsl graph {graph.name!r} (policy {graph.policy.name!r})"
     g.input.extend(_value_info(s.attrs["name"], s) for s in lowered.inputs)
     g.output.extend(_value_info(nm, o) for nm, o in zip(outputs, lowered.outputs, strict=True))

@@ -34,7 +34,16 @@ from __future__ import annotations
 from graphdsl.max import ops
 from graphdsl.max._buffer import BufferValue, BufferValueLike
 from graphdsl.max._common import TensorValueLike
-from graphdsl.max._dim import AlgebraicDim, Dim, DimLike, Shape, ShapeLike, StaticDim, SymbolicDim
+from graphdsl.max._dim import (
+    AlgebraicDim,
+    Dim,
+    DimLike,
+    DynamicDim,
+    Shape,
+    ShapeLike,
+    StaticDim,
+    SymbolicDim,
+)
 from graphdsl.max._dtype import DType
 from graphdsl.max._graph import Graph
 from graphdsl.max._types import (
@@ -65,6 +74,7 @@ __all__ = [
     "DeviceRef",
     "Dim",
     "DimLike",
+    "DynamicDim",
     "FilterLayout",
     "Graph",
     "InterpolationMode",

@@ -21,12 +21,13 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from graphdsl.dims import AlgebraicDim, Dim, StaticDim, SymbolicDim, core_dim
+from graphdsl.dims import AlgebraicDim, Dim, DynamicDim, StaticDim, SymbolicDim, core_dim
 
 __all__ = [
     "AlgebraicDim",
     "Dim",
     "DimLike",
+    "DynamicDim",
     "Shape",
     "ShapeLike",
     "StaticDim",

@@ -100,6 +100,10 @@ greater_equal = _binary("greater_equal", gd.greater_equal, "Computes lhs >= rhs 
 logical_and = _binary("logical_and", _logical(gd.logical_and), "Computes logical AND element-wise")
 logical_or = _binary("logical_or", _logical(gd.logical_or), "Computes logical OR element-wise")
 logical_xor = _binary("logical_xor", _logical(gd.logical_xor), "Computes logical XOR element-wise")
+bitwise_and = _binary("bitwise_and", gd.bitwise_and, "Computes lhs & rhs (bool or integers)")
+bitwise_or = _binary("bitwise_or", gd.bitwise_or, "Computes lhs | rhs (bool or integers)")
+bitwise_xor = _binary("bitwise_xor", gd.bitwise_xor, "Computes lhs ^ rhs (bool or integers)")
+bitwise_not = _unary("bitwise_not", gd.bitwise_not, "Computes ~x (bool or integers)")
 matmul = _binary("matmul", gd.matmul, "Computes the matrix product (batched, broadcast)")
 
 

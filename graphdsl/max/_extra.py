@@ -343,6 +343,12 @@ def as_interleaved_complex(x: TensorValueLike) -> TensorValue:
 def complex_mul(lhs: TensorValueLike, rhs: TensorValueLike) -> TensorValue:
     """The product of interleaved complex values (a last axis of 2: real, imaginary)."""
     a, b = _tv(_value(lhs, "mul")), _tv(_value(rhs, "mul"))
+    for side, t in (("lhs", a), ("rhs", b)):
+        if t.rank == 0 or t.shape[-1] != Dim(2):
+            raise ValueError(
+                f"complex.mul: {side} {t.type} is not complex: its last dimension must be 2 "
+                "(real, imaginary); make one with ops.as_interleaved_complex"
+            )
     ar, ai, br, bi = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
     re = ar * br - ai * bi
     im = ar * bi + ai * br

@@ -212,7 +212,14 @@ def split(x: TensorValueLike, split_sizes: Sequence[DimLike], axis: int = 0) -> 
     """Splits into pieces of ``split_sizes`` along ``axis`` (graphdsl's ``split``)."""
     value, sizes = _arg(x), _dims(split_sizes, "split")
     words = _axis_words(value, axis, _AXIS_IN_RANGE)
-    static = isinstance(axis, int) and all(isinstance(s, int) for s in sizes)
+    symbolic = [s for s in sizes if not isinstance(s, int)]
+    if words is None and symbolic:  # max.graph takes int() of each size first
+        raise TypeError(
+            f"int({Dim(symbolic[0])!r}): Int conversions only supported for static dims "
+            "(graphdsl: max.graph splits by static sizes; graphdsl's own gd.ops.split takes "
+            "symbolic ones)"
+        )
+    static = isinstance(axis, int) and not symbolic
     if words is None and isinstance(value, Symbol) and static:
         size = value.shape[axis]
         if any(s < 0 for s in sizes):  # type: ignore[operator]

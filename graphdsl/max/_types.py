@@ -135,9 +135,15 @@ class Type:
 class _TensorTypeBase(Type):
     """What TensorType and BufferType share: dtype, shape, device, MAX's equality."""
 
-    __slots__ = ("device", "dtype", "shape")
+    __slots__ = ("_layout", "device", "dtype", "shape")
 
-    def __init__(self, dtype: DType | CoreDType, shape: Iterable[Any], device: DeviceRef) -> None:
+    def __init__(
+        self,
+        dtype: DType | CoreDType,
+        shape: Iterable[Any],
+        device: DeviceRef,
+        _layout: enum.Enum | None = None,
+    ) -> None:
         if isinstance(dtype, CoreDType):
             dtype = dtype_from_core(dtype)
         if not isinstance(dtype, DType):
@@ -150,6 +156,7 @@ class _TensorTypeBase(Type):
         self.dtype = dtype
         self.shape = Shape(shape)
         self.device = device
+        self._layout = _layout  # MAX's filter layout mark (FilterLayout), part of equality
         if any(d < 0 for d in self.shape.static_dims):
             raise TypeError(
                 f"Static tensor dimensions must be non-negative; got shape={list(shape)!r}"
@@ -181,10 +188,11 @@ class _TensorTypeBase(Type):
             and self.dtype == other.dtype
             and self.shape == other.shape
             and self.device == other.device
+            and self._layout == other._layout
         )
 
     def __hash__(self) -> int:
-        return hash((self.dtype, tuple(self.shape), self.device))
+        return hash((self.dtype, tuple(self.shape), self.device, self._layout))
 
     def __repr__(self) -> str:
         return (

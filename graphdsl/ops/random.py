@@ -1,6 +1,15 @@
 """Random values: ``random_uniform`` and ``random_normal`` of a static shape, from a seed
 (MAX's ``ops.random``; ONNX ``RandomUniform`` and ``RandomNormal``).
 
+A seed given as an int64 scalar Symbol (a graph input: chosen when the model runs, as
+MAX's ``set_seed(tensor)``) draws through a counter-based generator built of integer ops:
+SplitMix64's mixing (uint64, wrapping) of the seed, then of each axis's index in turn
+(``z = mix(z + (i + 1) * 0x9E3779B97F4A7C15)``), whose top 53 bits make a float64 in
+[0, 1). The shape may be symbolic. These are exact integer and power-of-two
+operations, so the reference interpreter and onnxruntime give the same values bit for bit
+for the uniform draw; the normal draw (Box-Muller, one log, sqrt and cos per element) agrees
+to float64 rounding of those functions before it is cast to the dtype.
+
 The reference interpreter draws from numpy's ``default_rng(seed)`` (uniform: ``low +
 (high - low) * random()``; normal: ``mean + std * standard_normal()``) in float64 and rounds
 to the dtype; onnxruntime draws from its own generator with the same seed. The two streams
@@ -19,6 +28,9 @@ import numpy as np
 from graphdsl.dtypes import DType
 from graphdsl.ops._define import Symbol, op
 from graphdsl.ops._define import define as _define
+from graphdsl.ops.logic import bitwise_xor
+from graphdsl.ops.slicing import range as arange
+from graphdsl.ops.unary import cos, log, sqrt
 from graphdsl.policies import Policy
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError, TensorType
@@ -27,7 +39,11 @@ __all__ = ["random_normal", "random_uniform"]
 
 
 def random_uniform(
-    shape: Sequence[int], dtype: DType, low: float = 0.0, high: float = 1.0, seed: int = 0
+    shape: Sequence[int | str],
+    dtype: DType,
+    low: float = 0.0,
+    high: float = 1.0,
+    seed: int | Symbol = 0,
 ) -> Symbol:
     """Values drawn uniformly from ``[low, high)``, of a static ``shape`` and floating
     ``dtype``, from ``seed``. With no Symbol operand, it builds in the graph of the
@@ -40,13 +56,29 @@ def random_uniform(
     >>> v = gd.evaluate(g, [])[0]
     >>> v.shape, bool(((v >= -1) & (v < 1)).all())
     ((2, 3), True)
+
+    A seed given when the model runs (an int64 scalar input) draws the same values on
+    onnxruntime as in the reference, bit for bit:
+
+    >>> g = gd.Graph("keyed", input_types={"seed": gd.TensorType(gd.int64, ())})
+    >>> g.output(gd.ops.random_uniform((3,), gd.float64, seed=g.inputs[0]))
+    >>> gd.evaluate(g, {"seed": np.int64(7)})[0].round(6)
+    array([0.721508, 0.649704, 0.549374])
     """
+    if isinstance(seed, Symbol):
+        u = _keyed_unit(seed, shape, "random_uniform", 0)
+        return _finish(u * float(high - low) + float(low) if (low, high) != (0, 1) else u,
+                       dtype)  # fmt: skip
     return op("random_uniform", shape=tuple(shape), dtype=dtype, low=float(low),
               high=float(high), seed=int(seed))  # fmt: skip
 
 
 def random_normal(
-    shape: Sequence[int], dtype: DType, mean: float = 0.0, std: float = 1.0, seed: int = 0
+    shape: Sequence[int | str],
+    dtype: DType,
+    mean: float = 0.0,
+    std: float = 1.0,
+    seed: int | Symbol = 0,
 ) -> Symbol:
     """Values drawn from the normal distribution of ``mean`` and ``std``, of a static
     ``shape`` and floating ``dtype``, from ``seed``.
@@ -57,9 +89,60 @@ def random_normal(
     >>> v = gd.evaluate(g, [])[0]
     >>> round(float(v.mean()), 1), round(float(v.std()), 1)
     (5.0, 0.5)
+
+    With an int64 scalar Symbol as ``seed``, the draw is Box-Muller on two keyed uniform
+    streams: ``sqrt(-2 log(1 - u1)) * cos(2 pi u2)``.
     """
+    if isinstance(seed, Symbol):
+        u1 = _keyed_unit(seed, shape, "random_normal", 0)
+        u2 = _keyed_unit(seed, shape, "random_normal", 1)
+        z = sqrt(log(1.0 - u1) * -2.0) * cos(u2 * (2 * np.pi))
+        return _finish(z * float(std) + float(mean) if (mean, std) != (0, 1) else z, dtype)
     return op("random_normal", shape=tuple(shape), dtype=dtype, mean=float(mean),
               std=float(std), seed=int(seed))  # fmt: skip
+
+
+_GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's increment and its two mixing multipliers
+_MIX = (0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+
+
+def _mix(z: Symbol) -> Symbol:
+    """SplitMix64's finalizer on uint64 (shifts as floor divisions by powers of two)."""
+    for shift, mult in zip((30, 27), _MIX, strict=True):
+        z = bitwise_xor(z, z // np.uint64(1 << shift)) * np.uint64(mult)
+    return bitwise_xor(z, z // np.uint64(1 << 31))
+
+
+def _keyed_unit(seed: Symbol, shape: Sequence[int | str], what: str, stream: int) -> Symbol:
+    """float64 values in [0, 1) of ``shape``: the hash z = mix(seed + (stream + 1) * G),
+    then z = mix(z + (i + 1) * G) for each axis's index i in turn (G SplitMix64's
+    increment), top 53 bits. No stride arithmetic, so symbolic sizes work."""
+    if seed.rank != 0 or not seed.dtype.is_integer:
+        raise OpTypeError(
+            f"{what}: a seed given as a Symbol must be an integer scalar (int64, as MAX's "
+            f"SeedType), got {seed.type}; give a Python int or an int64[] input"
+        )
+    dims = tuple(shape)
+    if not all(isinstance(d, str) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+               for d in dims):  # fmt: skip
+        raise ShapeError(f"{what}: random values need a shape of sizes >= 0, got {dims}")
+    u64, golden = DType.uint64, np.uint64(_GOLDEN)
+    z = _mix(seed.cast(u64) + np.uint64((stream + 1) * _GOLDEN % 2**64))
+    for j, d in enumerate(dims):
+        with seed.graph:
+            index = arange(1, d + 1, dtype=u64) if isinstance(d, int) else (
+                arange(0, d, dtype=u64) + np.uint64(1))  # fmt: skip
+        if len(dims) > 1:
+            index = index.reshape(*[d if k == j else 1 for k in range(len(dims))])
+        z = _mix(z + index * golden)
+    unit: Symbol = (z // np.uint64(1 << 11)).cast(DType.float64) * float(2.0**-53)
+    return unit
+
+
+def _finish(x: Symbol, dtype: DType) -> Symbol:
+    dt = DType(dtype) if not isinstance(dtype, DType) else dtype
+    _rule(x.graph.policy, [], {"dtype": dt, "shape": ()})  # the dtype checks of the op
+    return x if dt is DType.float64 else x.cast(dt)
 
 
 def _rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:

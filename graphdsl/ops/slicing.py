@@ -263,6 +263,14 @@ def range(
               dtype=None if dtype is None else as_dtype(dtype))  # fmt: skip
 
 
+def _range_length(start: Any, stop: Any, step: Any) -> int:
+    """The number of values: ceil((stop - start) / step), exact for ints of any size (a
+    float division would round 2**53 + 1 to 2**53)."""
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        return builtins.max(0, -((int(start) - int(stop)) // int(step)))
+    return int(builtins.max(0, math.ceil((stop - start) / step)))
+
+
 def _range_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
     for name, v in (("start", start), ("stop", stop), ("step", step)):
@@ -292,7 +300,7 @@ def _range_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> An
     out_dim = attrs.get("out_dim")
     length: Dim
     if not isinstance(start, str) and not isinstance(stop, str):
-        length = builtins.max(0, math.ceil((stop - start) / step))
+        length = _range_length(start, stop, step)
         if out_dim is not None and out_dim != length:
             raise ShapeError(f"range({start}, {stop}, {step}) has {length} values, not {out_dim}")
     elif out_dim is not None:
@@ -314,8 +322,7 @@ def _range_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) 
         _bound(bound, v) if isinstance(v, str) else v
         for v in (attrs["start"], attrs["stop"], attrs["step"])
     )
-    n = builtins.max(0, math.ceil((stop - start) / step))
-    i = np.arange(n, dtype=np.int64)
+    i = np.arange(_range_length(start, stop, step), dtype=np.int64)
     if out.dtype.is_float:
         return np.asarray(np.float64(start) + i.astype(np.float64) * np.float64(step))
     return np.asarray(np.int64(start) + i * np.int64(step))

@@ -1,9 +1,10 @@
 """``max.graph.ops.random``: random tensors from a graph-wide seed (``set_seed`` first, as in
 MAX), as graphdsl's ``random_uniform`` and ``random_normal`` (ONNX RandomUniform and
 RandomNormal). Each draw uses the seed plus the number of draws before it in the graph, so
-two draws differ and a rebuilt graph draws the same. The reference interpreter's values are
-numpy's, onnxruntime's its own (continuing from run to run of a session): equal in
-distribution, not element by element.
+two draws differ and a rebuilt graph draws the same. With an int seed the reference
+interpreter's values are numpy's, onnxruntime's its own (continuing from run to run of a
+session): equal in distribution, not element by element. With a seed tensor (a graph input
+of :data:`SeedType`) both draw graphdsl's counter-based generator: the same values.
 
 >>> import graphdsl as gd
 >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import graphdsl.ops as gd
 from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
@@ -30,41 +33,40 @@ from graphdsl.max._value import TensorValue, current_graph, maxop, tv
 
 __all__ = ["SeedType", "gaussian", "normal", "set_seed", "uniform"]
 
-#: MAX's type of a seed given as a graph input: an int64 scalar on the CPU (graphdsl takes
-#: the seed as a Python int only: ``set_seed`` of such a value raises UnsupportedError)
+#: MAX's type of a seed given as a graph input: an int64 scalar on the CPU
 SeedType = TensorType(DType.int64, [], DeviceRef.CPU())
 
 
 def set_seed(seed: Any = 0) -> None:
     """The seed of the current graph's random draws: a Python int in int64's range (MAX's
-    ValueError otherwise). MAX also takes an int64 scalar tensor (:data:`SeedType`), chosen
-    when the model runs; graphdsl's random ops take their seed when the graph is built, so
-    such a tensor raises :class:`UnsupportedError` (after MAX's own TypeError for a tensor of
-    another dtype)."""
+    ValueError otherwise), or an int64 scalar tensor (:data:`SeedType`, a graph input: the
+    seed is chosen when the model runs). Draw k after it uses seed + k. With a tensor seed
+    graphdsl draws through its counter-based generator (see ``gd.ops.random_uniform``), so
+    onnxruntime and ``gd.evaluate`` give the same values."""
     if isinstance(seed, TensorValue):
         if seed.dtype != DType.int64:
             raise TypeError(f"Seed value must be a tensor of type int64, got {seed.dtype}")
         if seed.rank != 0:
             raise ValueError(f"Seed value must be a scalar, got shape {seed.shape}")
-    elif isinstance(seed, int) and not isinstance(seed, bool) and not -(2**63) <= seed < 2**63:
-        raise ValueError(f"Seed value {seed} is out of range for int64")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise UnsupportedError(
-            f"set_seed({seed!r}): graphdsl takes the seed as a Python int (a seed given as a "
-            "tensor is chosen when the model runs in MAX)"
-        )
+    elif isinstance(seed, int) and not isinstance(seed, bool):
+        if not -(2**63) <= seed < 2**63:
+            raise ValueError(f"Seed value {seed} is out of range for int64")
+    else:
+        raise TypeError(f"set_seed: a seed is an int or an int64 scalar tensor, got {seed!r}")
     graph = current_graph()
     graph._random = [seed, 0]
 
 
-def _next_seed() -> int:
+def _next_seed() -> Any:
     graph = current_graph()
     state = getattr(graph, "_random", None)
     if state is None:
         raise RuntimeError("No seed set! Set with `ops.random.set_seed`.")
-    seed = state[0] + state[1]
+    seed, k = state
     state[1] += 1
-    return int(seed)
+    if isinstance(seed, TensorValue):
+        return seed.symbol + np.int64(k) if k else seed.symbol
+    return int(seed + k)
 
 
 def _number(v: Any, what: str) -> float:
@@ -75,7 +77,9 @@ def _number(v: Any, what: str) -> float:
 
 def _draw(fn: Any, like: TensorType, a: float, b: float) -> TensorValue:
     seed = _next_seed()
-    shape = [int(dim_to_core(d)) for d in like.shape]
+    shape = [dim_to_core(d) for d in like.shape]  # (symbolic sizes take a seed tensor)
+    if isinstance(seed, int):
+        shape = [int(d) for d in shape]
     with current_graph():
         made = fn(shape, dtype_to_core(like.dtype), a, b, seed=seed)
     return tv(made, like.device)
