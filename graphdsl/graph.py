@@ -143,6 +143,9 @@ class Graph:
         self.warn_lossy = warn_lossy
         self.nodes: list[Symbol] = []
         self.outputs: list[Symbol] = []
+        # the outputs' names, given by g.output(name=value); [] leaves the exporter's default
+        # (output0, output1, ...)
+        self.output_names: list[str] = []
         self._frozen: str | None = None
         self._derived = False
         self._literals: dict[tuple[type, object], Symbol] = {}
@@ -288,14 +291,25 @@ class Graph:
         arr, target = constant_array(value, dt, loc)
         return self._add("constant", (), {"value": arr}, TensorType(target, arr.shape), (), loc)
 
-    def output(self, *values: Symbol | Scalar) -> None:
-        """Set the graph's outputs (replacing any set before). With no values the graph
-        returns nothing (as a MAX subgraph that only transfers values may); evaluating or
-        exporting such a graph is refused."""
+    def output(self, *values: Symbol | Scalar, **named: Symbol | Scalar) -> None:
+        """Set the graph's outputs (replacing any set before): the positional values, then
+        the named ones in the order given. Names reach the exported model (a name that is
+        not an identifier, such as ``present.0.key``, goes through ``**{...}``); when any
+        output is named, the positional ones are named ``output0``, ``output1``, ... by
+        position. With no values the graph returns nothing (as a MAX subgraph that only
+        transfers values may); evaluating or exporting such a graph is refused.
+
+        >>> import graphdsl as gd
+        >>> g = gd.Graph("kv", input_types={"x": gd.float32})
+        >>> x, = g.inputs
+        >>> g.output(x + 1, **{"present.0.key": x * 2})
+        >>> g.output_names
+        ['output0', 'present.0.key']
+        """
         self._check_mutable()
         outs = []
         loc = user_location()
-        for v in values:
+        for v in (*values, *named.values()):
             if not isinstance(v, Symbol):
                 v = self._literal(v, loc)
             self._own(v, "output", loc)
@@ -308,7 +322,27 @@ class Graph:
                         f"constant with g.scalar(value, dtype)"
                     )
             outs.append(v)
+        names = [f"output{k}" for k in range(len(values))] + list(named) if named else []
+        self._check_output_names(names, loc)
         self.outputs = outs
+        self.output_names = names
+
+    def _check_output_names(self, names: list[str], loc: Location | None) -> None:
+        taken = {s.attrs["name"]: "an input" for s in self.inputs}
+        taken.update((n.attrs["name"], "a weight") for n in self.nodes if n.op == "weight")
+        seen: set[str] = set()
+        for name in names:
+            if not name or not name.isprintable():
+                raise GraphError(f"output (at {loc}): an output name must be a non-empty "
+                                 f"printable str, got {name!r}")  # fmt: skip
+            if name in seen:
+                raise GraphError(f"output (at {loc}): two outputs are named {name!r}")
+            if name in taken:
+                raise GraphError(
+                    f"output (at {loc}): output {name!r} has the name of {taken[name]} of "
+                    f"graph {self.name!r}; ONNX names each value once: rename one of them"
+                )
+            seen.add(name)
 
     def _own(self, v: Symbol, op: str, loc: Location | None) -> None:
         if v.graph is not self:
@@ -509,6 +543,7 @@ class Graph:
         self.nodes = []
         self.inputs = []
         self.outputs = []
+        self.output_names = []
         self._literals = {}
         self._rules = {}
         self._wants = {}

@@ -788,3 +788,31 @@ def test_graphs_deepcopy_and_pickle() -> None:
             np.testing.assert_array_equal(a, b, strict=True)
         with pytest.raises(TypeError, match="read-only"):
             h.outputs[1].attrs["to"] = gd.int8  # still the shared, read-only empty dict
+
+
+def test_named_outputs_reach_the_onnx_model() -> None:
+    """g.output(name=value): the names survive the passes and name the ONNX outputs (a KV
+    cache's present.0.key); positional outputs beside them are output0, output1, ..."""
+    from exporters.onnx import export, run
+
+    g = gd.Graph("kv", input_types={"x": gd.TensorType(gd.float32, ("n",))})
+    (x,) = g.inputs
+    y = x + 1
+    g.output(y * 3, logits=y, **{"present.0.key": x * 2, "same": x})
+    assert g.output_names == ["output0", "logits", "present.0.key", "same"]
+    model = export(g)
+    assert [o.name for o in model.graph.output] == g.output_names
+    a = np.arange(3, dtype=np.float32)
+    for got, want in zip(run(model, {"x": a}), [(a + 1) * 3, a + 1, a * 2, a], strict=True):
+        np.testing.assert_array_equal(got, want)
+    g = gd.Graph("kv", input_types={"x": gd.TensorType(gd.float32, ("n",))})
+    (x,) = g.inputs
+    y = x + 1
+    g.output(y, a=y)
+    g.output(y)  # replacing the outputs drops the names
+    assert g.output_names == [] and [o.name for o in export(g.copy()).graph.output] == ["output0"]
+    for bad, words in [({"x": y}, "has the name of an input"), ({"": y}, "non-empty")]:
+        with pytest.raises(gd.GraphError, match=words):
+            g.output(**bad)
+    with pytest.raises(gd.GraphError, match="two outputs are named 'output0'"):
+        g.output(y, output0=y)

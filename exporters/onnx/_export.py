@@ -373,14 +373,15 @@ def _no_complex(what: str) -> str:
 
 
 def _name_outputs(b: Builder, g: Graph, env: list[V]) -> list[str]:
-    """Give outputs the names output0, output1...; rename producers, or add Identity."""
+    """Give outputs their names (g.output_names, else output0, output1...); rename
+    producers, or add Identity."""
     nodes = b.nodes
     not_produced = {s.attrs["name"] for s in g.inputs} | {t.name for t in b.initializers}
     if NESTED in b.memo:  # a value a subgraph reads by name keeps it: an Identity names it
         not_produced |= outer_names(nodes)
     renamed: dict[str, str] = {}
     identities: list[tuple[str, str, DType]] = []
-    names = [f"output{k}" for k in range(len(g.outputs))]
+    names = list(g.output_names) or [f"output{k}" for k in range(len(g.outputs))]
     for o, name in zip(g.outputs, names, strict=True):
         v = env[o.id]
         if v.name in not_produced or v.name in renamed:  # an input, a constant, a repeat

@@ -101,6 +101,7 @@ class _Sinker:
                       or (node.op in _REDUCTIONS and self.reduction(node))):  # fmt: skip
                 self.rw.copy_node(node, tuple(self.value(i) for i in node.inputs))
         self.rw.new.outputs = [self.value(o) for o in self.old.outputs]
+        self.rw.new.output_names = list(self.old.output_names)
         return drop_dead(self.rw.new)
 
     def transpose(self, node: Symbol) -> None:

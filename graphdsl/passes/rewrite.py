@@ -141,6 +141,7 @@ class Rewriter:
 
     def finish(self) -> Graph:
         self.new.outputs = [self.map[id(o)] for o in self.old.outputs]
+        self.new.output_names = list(self.old.output_names)
         return self.new
 
 
