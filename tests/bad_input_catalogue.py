@@ -119,6 +119,13 @@ def _other_graph_output() -> object:
     return g
 
 
+def _ambiguous_causal() -> object:
+    t = {"q": gd.TensorType(gd.float32, ("seq", 4)), "k": gd.TensorType(gd.float32, ("total", 4))}
+    g = gd.Graph("attn", input_types=t)
+    q, k = g.inputs
+    return gd.ops.scaled_dot_product_attention(q, k, k, is_causal=True)
+
+
 def _returns_nothing() -> gd.Graph:
     g = gd.Graph("empty", input_types={"x": gd.float32})
     g.output()  # allowed (a MAX subgraph may return nothing); nothing to export
@@ -467,6 +474,10 @@ CATALOGUE: list[BadInput] = [
     BadInput("output-of-nothing", "export a graph whose g.output() was given no values",
              lambda: export(_returns_nothing()), gd.GraphError,
              ("graph 'empty' has no outputs",)),
+    BadInput("sdpa-causal-ambiguous",
+             "scaled_dot_product_attention(is_causal=True) of 'seq' queries and 'total' keys",
+             _ambiguous_causal, gd.OpTypeError,
+             ("is ambiguous", "is_causal='top_left'", "'bottom_right'")),
     BadInput("cycle-export", "node.inputs corrupted into a cycle, then export",
              lambda: export(_cyclic()), gd.GraphError,
              ("cycle", "add", "%", "defined later")),

@@ -533,7 +533,7 @@ def _layer_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
         if node.attrs["is_causal"]:
             from graphdsl.ops.layers import causal_mask
 
-            s_ = np.where(causal_mask(*s_.shape[-2:]), s_, -np.inf)
+            s_ = np.where(causal_mask(*s_.shape[-2:], node.attrs["is_causal"]), s_, -np.inf)
         p = np.exp(s_ - np.max(s_, axis=-1, keepdims=True)) if s_.shape[-1] else s_
         p = p / np.sum(p, axis=-1, keepdims=True) if s_.shape[-1] else p
         mix = float(np.max(_abs_finite(np.matmul(p, absolute[2])), initial=0.0))
@@ -1692,8 +1692,8 @@ def _layers_step(b: _Builder, op: str) -> None:
     more: dict[str, Any] = {}
     codes = [xcode, kcode, vcode]
     kind = b.pick(["none", "causal", "bool", "float"])
-    if kind == "causal":
-        more["is_causal"] = True
+    if kind == "causal":  # (True where the query and key lengths agree, else the alignment)
+        more["is_causal"] = True if length == keys else b.pick(["top_left", "bottom_right"])
     elif kind in ("bool", "float") and isinstance(length, int):
         rng = np.random.default_rng(b.seed())
         allowed = rng.integers(0, 2, size=(length, keys)).astype(np.bool_)
@@ -1707,6 +1707,8 @@ def _layers_step(b: _Builder, op: str) -> None:
         more["mask"] = mask
     if b.chance(0.3):
         more["scale"] = b.pick([0.5, 1.0, 0.125])
+    if b.chance(0.2):
+        more["fully_masked"] = "zero"
     extra = "".join(f", {k}={v!r}" for k, v in more.items() if k != "mask")
     call = ", ".join(codes[:3]) + (f", mask={codes[3]}" if "mask" in more else "") + extra
     b.add(

@@ -162,23 +162,31 @@ def test_multihead_attention_matches_torch() -> None:
     floats.assert_close(got, want.numpy(), 1e-5 * (1 + np.abs(want.numpy())), "attention")
 
 
-@pytest.mark.parametrize("kind", ["causal", "bool", "float"])
+@pytest.mark.parametrize("kind", ["causal", "bottom_right", "bool", "float", "gqa"])
 def test_scaled_dot_product_attention_matches_torch(kind: str) -> None:
+    """PyTorch's is_causal=True is graphdsl's 'top_left'; 'bottom_right' is torch's
+    explicit tril(S - L) mask (queries after a cache); enable_gqa is torch's own."""
     q, k, v = _f32(2, 3, 4, 8), _f32(2, 3, 6, 8), _f32(2, 3, 6, 5)
+    if kind == "gqa":
+        q = _f32(2, 6, 4, 8)
     mask: Any = None
     if kind == "bool":
         mask = RNG.random((4, 6)) < 0.7
         mask[:, 0] = True
     elif kind == "float":
         mask = RNG.normal(size=(3, 4, 6)).astype(np.float32)
+    causal = {"causal": "top_left", "bottom_right": "bottom_right", "gqa": "bottom_right"}
     g = gd.Graph("sdpa", input_types=[gd.TensorType(gd.float32, a.shape) for a in (q, k, v)])
     g.output(gd.ops.scaled_dot_product_attention(*g.inputs, mask=mask,
-                                                 is_causal=kind == "causal", scale=0.3))
+                                                 is_causal=causal.get(kind, False), scale=0.3,
+                                                 enable_gqa=kind == "gqa"))  # fmt: skip
     (got,) = run(export(g), [q, k, v])
+    if kind in ("bottom_right", "gqa"):
+        mask = np.tri(4, 6, 6 - 4, dtype=np.bool_)
     want = torch.nn.functional.scaled_dot_product_attention(
         *(torch.from_numpy(a) for a in (q, k, v)),
         attn_mask=None if mask is None else torch.from_numpy(mask),
-        is_causal=kind == "causal", scale=0.3)  # fmt: skip
+        is_causal=kind == "causal", scale=0.3, enable_gqa=kind == "gqa")  # fmt: skip
     # (against torch's kernels: the suite's figure, 1e-5 absolute and relative, as _check's)
     floats.assert_close(got, want.numpy(), 1e-5 * (1 + np.abs(want.numpy())), "attention")
 

@@ -266,9 +266,9 @@ class Graph(_GdGraph):
         return {d: _Chain(d) for d in self.devices}
 
     # -- outputs
-    def output(self, *values: Any) -> None:
+    def output(self, *values: Any, **named: Any) -> None:
         """Set the graph's outputs (TensorValues, graph inputs or Python numbers); the final
-        value of each buffer input follows them."""
+        value of each buffer input follows them, then graphdsl's named outputs, if any."""
         core = self._core
         _check_signature(core)
         symbols = []
@@ -277,7 +277,7 @@ class Graph(_GdGraph):
                 core._devices[v.symbol.id] = v.device
             symbols.append(arg(v))
         state = [b.current for b in core._buffers.values()]
-        core.output(*symbols, *state)
+        core.output(*symbols, *state, **{k: arg(v) for k, v in named.items()})
         core._user_outputs = list(core.outputs[: len(symbols)])
 
     @property

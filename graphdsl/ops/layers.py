@@ -29,7 +29,7 @@ from graphdsl.dtypes import DType, Kind
 from graphdsl.ops._define import FLOAT, TO_FLOAT, Operand, Symbol, define, need, op, promote
 from graphdsl.ops._vision_args import channels_last, symbol_arg, to_first, to_last
 from graphdsl.policies import Policy, Promoted
-from graphdsl.shapes import Dim, ShapeError, broadcast_shapes, format_shape
+from graphdsl.shapes import Dim, ShapeError, broadcast_shapes, dim_repr, format_shape
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["adaptive_avg_pool2d", "batch_norm", "linear", "scaled_dot_product_attention"]
@@ -307,16 +307,32 @@ def scaled_dot_product_attention(
     k: Operand,
     v: Operand,
     mask: Operand | None = None,
-    is_causal: bool = False,
+    is_causal: bool | str = False,
     scale: float | None = None,
+    *,
+    enable_gqa: bool = False,
+    fully_masked: str = "nan",
 ) -> Symbol:
     """``softmax(q @ k.T * scale + mask) @ v`` over the last two axes, as PyTorch's
     ``nn.functional.scaled_dot_product_attention`` (without dropout): ``q`` is
     ``(..., L, E)``, ``k`` ``(..., S, E)``, ``v`` ``(..., S, Ev)``, the leading axes
     broadcast; the result is ``(..., L, Ev)``. ``scale`` defaults to 1 / sqrt(E). ``mask``
     broadcasts to ``(..., L, S)``: bool (True where a query may attend to a key) or float
-    (added to the scores). ``is_causal``: query i attends to keys 0..i only (PyTorch's
-    top-left alignment). A query that may attend to no key gives NaN, as PyTorch's.
+    (added to the scores).
+
+    ``is_causal`` masks the future. ``"top_left"``: query i attends to keys 0..i
+    (PyTorch's ``is_causal=True``). ``"bottom_right"``: query i attends to keys
+    0..S - L + i, for queries that follow S - L keys already in a cache (decoding with a
+    KV cache: the last query sees every key). ``True`` means either when L and S are the
+    same dimension, and is refused as ambiguous otherwise.
+
+    ``enable_gqa`` (PyTorch's name): grouped-query attention. q's heads (axis -3) are a
+    multiple of k's and v's; query head h uses key/value head ``h // (Hq // Hkv)``, by
+    broadcasting (no copies of k and v). A mask's head axis, if it has one, must be 1.
+
+    ``fully_masked``: what a query that may attend to no key gives: ``"nan"`` (PyTorch's
+    result) or ``"zero"`` (zeros, so a fully padded row of a left-padded batch does not
+    spread NaN).
 
     The reference computes in float64 and rounds once. The export runs MatMul, Mul, the
     mask (Where or Add), Softmax and MatMul in float32 for float32 and narrower; with
@@ -338,7 +354,8 @@ def scaled_dot_product_attention(
            [2., 1.]], dtype=float32)
     """
     operands = [q, k, v] if mask is None else [q, k, v, mask]
-    return op("scaled_dot_product_attention", *operands, is_causal=is_causal, scale=scale)
+    return op("scaled_dot_product_attention", *operands, is_causal=is_causal, scale=scale,
+              enable_gqa=enable_gqa, fully_masked=fully_masked)  # fmt: skip
 
 
 def _sdpa_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
@@ -363,7 +380,13 @@ def _sdpa_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
             "(their last dimension), k and v share S (their second to last)"
         )
     length, keys = q.shape[-2], k.shape[-2]
-    batch: tuple[Dim, ...] = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    gqa = attrs.get("enable_gqa", False)
+    if not isinstance(gqa, (bool, np.bool_)):
+        raise OpTypeError(f"enable_gqa must be a bool, got {gqa!r}")
+    if gqa:
+        batch = _gqa_batch(q, k, v, mask)
+    else:
+        batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     if mask is not None:
         scores = broadcast_shapes((*batch, length, keys), mask.shape)
         if scores[-2:] != (length, keys):
@@ -372,9 +395,10 @@ def _sdpa_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
                 f"(..., L, S) = {format_shape((*batch, length, keys))}"
             )
         batch = scores[:-2]
-    causal = attrs.get("is_causal", False)
-    if not isinstance(causal, (bool, np.bool_)):
-        raise OpTypeError(f"is_causal must be a bool, got {causal!r}")
+    causal = _alignment(attrs.get("is_causal", False), length, keys)
+    fully = attrs.get("fully_masked", "nan")
+    if fully not in ("nan", "zero"):
+        raise OpTypeError(f"fully_masked must be 'nan' or 'zero', got {fully!r}")
     scale = attrs.get("scale")
     if scale is None:
         e = q.shape[-1]
@@ -388,29 +412,82 @@ def _sdpa_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any
         raise OpTypeError(f"scale must be a number or None, got {scale!r}")
     if not math.isfinite(float(scale)):
         raise OpTypeError(f"scale must be finite, got {scale!r}")
-    attrs.update(is_causal=bool(causal), scale=float(scale))
+    attrs.update(is_causal=causal, scale=float(scale), enable_gqa=bool(gqa), fully_masked=fully)
     in_dtypes = (c.dtype,) * 3 + (() if mask is None else (DType.bool if bool_mask else c.dtype,))
     return in_dtypes, TensorType(c.dtype, (*batch, length, v.shape[-1]), c.ambiguous)
 
 
-def causal_mask(length: int, keys: int) -> np.ndarray:
-    """PyTorch's causal mask, (length, keys) bools: query i may attend to keys 0..i."""
-    return np.tril(np.ones((length, keys), np.bool_))
+_ALIGNMENTS = ("top_left", "bottom_right")
+
+
+def _alignment(causal: object, length: Dim, keys: Dim) -> bool | str:
+    """is_causal as False, "top_left" or "bottom_right"; True only where L and S agree."""
+    if isinstance(causal, str):
+        if causal not in _ALIGNMENTS:
+            raise OpTypeError(
+                f"is_causal must be a bool, 'top_left' or 'bottom_right', got {causal!r}"
+            )
+        return causal
+    if not isinstance(causal, (bool, np.bool_)):
+        raise OpTypeError(f"is_causal must be a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    if not causal:
+        return False
+    if length != keys:
+        raise OpTypeError(
+            f"scaled_dot_product_attention(is_causal=True) of {dim_repr(length)} queries and "
+            f"{dim_repr(keys)} keys is ambiguous: the two may differ. Say which: "
+            "is_causal='top_left' (PyTorch's is_causal=True: query i sees keys 0..i) or "
+            "'bottom_right' (queries after a KV cache: query i sees keys 0..S - L + i)"
+        )
+    return "top_left"
+
+
+def _gqa_batch(q: TensorType, k: TensorType, v: TensorType,
+               mask: TensorType | None) -> tuple[Dim, ...]:  # fmt: skip
+    """The leading axes of grouped-query attention: q's heads, k's and v's broadcast."""
+    if min(q.rank, k.rank, v.rank) < 3:
+        raise ShapeError(
+            f"scaled_dot_product_attention(enable_gqa=True) needs a heads axis (-3) on q, k "
+            f"and v, got {q}, {k}, {v}"
+        )
+    hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+    if not (isinstance(hq, int) and isinstance(hk, int) and hk > 0 and hq % hk == 0) or hk != hv:
+        raise ShapeError(
+            f"scaled_dot_product_attention(enable_gqa=True): q's heads ({dim_repr(hq)}) must be "
+            f"a static multiple of k's ({dim_repr(hk)}), and v's ({dim_repr(hv)}) equal k's"
+        )
+    if mask is not None and mask.rank >= 3 and mask.shape[-3] != 1:
+        raise ShapeError(
+            f"scaled_dot_product_attention(enable_gqa=True): the mask {mask} has a heads axis "
+            "of size other than 1; give one mask for every head (size 1 at axis -3)"
+        )
+    return (*broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3]), hq)
+
+
+def causal_mask(length: int, keys: int, align: str = "top_left") -> np.ndarray:
+    """The causal mask, (length, keys) bools: query i may attend to keys 0..i
+    ("top_left", PyTorch's) or 0..keys - length + i ("bottom_right")."""
+    return np.tri(length, keys, keys - length if align == "bottom_right" else 0, np.bool_)
 
 
 def _sdpa(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     q, k, v = (_f64(a) for a in args[:3])
+    if attrs.get("enable_gqa"):  # key/value head h // rep for query head h
+        rep = q.shape[-3] // k.shape[-3]
+        k, v = np.repeat(k, rep, axis=-3), np.repeat(v, rep, axis=-3)
     with np.errstate(all="ignore"):
         s = np.matmul(q, np.swapaxes(k, -1, -2)) * attrs["scale"]
         if len(args) == 4:
             m = np.asarray(args[3])
             s = np.where(m, s, -np.inf) if m.dtype == np.bool_ else s + _f64(m)
         if attrs["is_causal"]:
-            s = np.where(causal_mask(*s.shape[-2:]), s, -np.inf)
+            s = np.where(causal_mask(s.shape[-2], s.shape[-1], attrs["is_causal"]), s, -np.inf)
         if s.shape[-1] == 0:  # no keys: an empty sum, 0
             return np.zeros((*s.shape[:-1], v.shape[-1]))
         e = np.exp(s - np.max(s, axis=-1, keepdims=True))
         p = e / np.sum(e, axis=-1, keepdims=True)
+        if attrs.get("fully_masked") == "zero":
+            p = np.where(np.max(s, axis=-1, keepdims=True) == -np.inf, 0.0, p)
         return np.asarray(np.matmul(p, v))
 
 

@@ -185,8 +185,9 @@ def _adaptive_avg_pool2d(b: Builder, node: Symbol, args: list[V], dims: Symbolic
 
 
 def _causal(b: Builder, node: Symbol, q: V, k: V) -> V:
-    """Bools (L, S), True where query i may attend to key j (j <= i): two ranges compared in
-    the model (a constant would be L x S)."""
+    """Bools (L, S), True where query i may attend to key j: j <= i (top-left) or
+    j <= i + S - L (bottom-right), two ranges compared in the model (a constant would be
+    L x S)."""
 
     def positions(v: V, n: Dim) -> V:  # 0 .. n-1 for the n of v's second-to-last axis
         if isinstance(n, int):
@@ -197,7 +198,12 @@ def _causal(b: Builder, node: Symbol, q: V, k: V) -> V:
         return b.node("Range", [zero, count.name, one], T.int64)
 
     length, keys = node.inputs[0].shape[-2], node.inputs[1].shape[-2]
-    rows = b.node("Unsqueeze", [positions(q, length).name, b.int64s([1])], T.int64)
+    rows = positions(q, length)
+    if node.attrs["is_causal"] == "bottom_right" and length != keys:  # shift by S - L
+        sizes = [b.node("Shape", [t.name], T.int64, start=-2, end=-1) for t in (k, q)]
+        shift = b.node("Sub", [sizes[0].name, sizes[1].name], T.int64)
+        rows = b.node("Add", [rows.name, shift.name], T.int64)
+    rows = b.node("Unsqueeze", [rows.name, b.int64s([1])], T.int64)
     return b.node("LessOrEqual", [positions(k, keys).name, rows.name], T.bool)
 
 
@@ -218,18 +224,56 @@ def _sdpa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     out = args[0].dtype
     f = _compute(out)
     q, k, v = (b.cast(a, f) for a in args[:3])
-    rank = len(node.inputs[1].shape)
+    q_type = node.inputs[0]
+    gqa = node.attrs.get("enable_gqa", False)
+    if gqa:  # q (..., Hkv, rep, L, E) against k, v (..., Hkv, 1, S, E): broadcast, no copies
+        hq, hk = q_type.shape[-3], node.inputs[1].shape[-3]
+        assert isinstance(hq, int) and isinstance(hk, int)
+        q = _split_heads(b, q, q_type.rank, hk, hq // hk)
+        k, v = (b.node("Unsqueeze", [t.name, b.int64s([-3])], f) for t in (k, v))
+    rank = len(node.inputs[1].shape) + (1 if gqa else 0)
     kt = b.node("Transpose", [k.name], f, perm=[*range(rank - 2), rank - 1, rank - 2])
     s = b.elementwise("MatMul", [q, kt])
     s = b.elementwise("Mul", [s, b.scalar(float(node.attrs["scale"]), f)])
     never = b.scalar(-np.inf, f)
     if len(args) == 4:
         mask = args[3]
+        if gqa and len(node.inputs[3].shape) >= 3:  # its heads axis (1) against (Hkv, rep)
+            mask = b.node("Unsqueeze", [mask.name, b.int64s([-3])], mask.dtype)
         if mask.dtype is T.bool:
             s = b.select(mask, s, never)
         else:
             s = b.elementwise("Add", [s, b.cast(mask, f)])
     if node.attrs["is_causal"]:
-        s = b.select(_causal(b, node, q, k), s, never)
+        s = b.select(_causal(b, node, args[0], args[1]), s, never)
     p = _softmax_last(b, s, node.inputs[1].shape[-2])
-    return b.cast(b.elementwise("MatMul", [p, v]), out)
+    if node.attrs.get("fully_masked") == "zero":  # a row of -inf scores: zeros, not NaN
+        top = b.reduce("ReduceMax", s, [-1], f, 1, [node.inputs[1].shape[-2]])
+        none = b.node("IsInf", [top.name], T.bool, detect_positive=0)
+        p = b.select(none, b.scalar(0.0, f), p)
+    y = b.elementwise("MatMul", [p, v])
+    if gqa:  # (..., Hkv, rep, L, Ev) -> (..., Hq, L, Ev)
+        y = _merge_heads(b, y, q_type.rank + 1)
+    return b.cast(y, out)
+
+
+def _split_heads(b: Builder, x: V, rank: int, groups: int, rep: int) -> V:
+    """(..., groups * rep, L, E) -> (..., groups, rep, L, E)."""
+    return _reshape_around(b, x, rank - 3, [groups, rep], rank - 2)
+
+
+def _merge_heads(b: Builder, x: V, rank: int) -> V:
+    """(..., groups, rep, L, E) -> (..., groups * rep, L, E)."""
+    return _reshape_around(b, x, rank - 4, [-1], rank - 2)
+
+
+def _reshape_around(b: Builder, x: V, lead: int, middle: list[int], tail: int) -> V:
+    """x reshaped to its axes before ``lead``, ``middle``, its axes from ``tail`` on (the
+    kept sizes read from x's shape in the model: they may be symbolic)."""
+    parts = []
+    if lead:
+        parts.append(b.node("Shape", [x.name], T.int64, start=0, end=lead).name)
+    parts.append(b.int64s(middle))
+    parts.append(b.node("Shape", [x.name], T.int64, start=tail).name)
+    shape = b.node("Concat", parts, T.int64, axis=0)
+    return b.node("Reshape", [x.name, shape.name], x.dtype)
