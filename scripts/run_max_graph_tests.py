@@ -130,7 +130,9 @@ SCOPE_RULES: tuple[ScopeRule, ...] = (
         "source",
         r"_mlir_op\b|_mlir_value\b|\.to_mlir\(|\.from_mlir\b|\bmlir\.|\bkgen\.|\b_?rmo\.\w"
         r"|\bmo\.\w|\b_add_op(_generated)?\(|\b_graph_body\b"
-        r"|\bstr\((graph|main_graph|subgraph|with_res)\)|\bprint\(graph\)",
+        r"|\bstr\((graph|main_graph|subgraph|with_res)\)|\bprint\(graph\)"
+        # (MLIR text read back: a graph op's inputParameters, kgen parameter declarations)
+        r"|\binputParameters\b|#kgen<",
     ),
 )
 

@@ -104,10 +104,31 @@ def test_value_type_shape_device_are_maxs() -> None:
         assert x.type.cast(DType.float32) == x.cast(DType.float32).type
         g.output(x + 1)
     assert g.output_types == [TensorType(DType.float16, [2, "n"], GPU)]
-    assert g.devices == [GPU] and list(g.device_chains) == [GPU]
+    assert g.devices == [GPU] and not g.device_chains  # (made as looked up, as MAX's)
+    _ = g.device_chains[DeviceRef.GPU(3)], g.device_chains[DeviceRef.CPU()]
+    assert list(g.device_chains) == [DeviceRef.CPU(), DeviceRef.GPU(3)]  # device order
     from graphdsl.max import BufferType, Type
 
     assert isinstance(x.type, Type) and isinstance(x.type.as_buffer(), (BufferType, Type))
+
+
+def test_device_chains_advance_on_effects() -> None:
+    """A chain is MAX's ordering of side effects: a print, a buffer load or store gives the
+    device a new chain; pure ops and other devices' effects do not."""
+    from graphdsl.max import BufferType
+
+    b_type = BufferType(DType.float32, [3], CPU)
+    with Graph("chains", input_types=[b_type, TensorType(DType.float32, [3], CPU)]) as g:
+        buf, t = g.inputs[0].buffer, g.inputs[1].tensor
+        seen = [g.device_chains[CPU]]
+        _ = t + 1
+        assert g.device_chains[CPU] == seen[-1]  # a pure op orders nothing
+        for effect in (lambda: t.print(), lambda: buf[...], lambda: ops.buffer_store(buf, t)):
+            effect()
+            seen.append(g.device_chains[CPU])
+        assert len(set(seen)) == 4 and g.device_chains[DeviceRef.GPU()] == g.device_chains[
+            DeviceRef.GPU()]  # fmt: skip
+        g.output()
 
 
 # ---------------------------------------------------------------------------- selection, scatters

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphdsl as gd
-from exporters.onnx import export, run
+from exporters.onnx import ExportError, export, run
 from graphdsl.max import DeviceRef, DType, Graph, TensorType, ops
 
 MASK = (1 << 64) - 1
@@ -122,3 +122,44 @@ def test_max_set_seed_of_a_tensor() -> None:
             ops.random.set_seed(g2.inputs[0].tensor)
         with pytest.raises(TypeError, match="an int or an int64 scalar tensor"):
             ops.random.set_seed(1.5)
+
+
+def test_max_random_of_integers_and_typed_only_dtypes() -> None:
+    """As max 26.7 on its CPU (measured: uniform int32 of range (0, 10) is the float draw
+    truncated; a range that does not fit the dtype is MAX's 'Unsafe cast'; bool and
+    float8_e8m0fnu type, and MAX's compiler refuses them)."""
+    cpu = DeviceRef.CPU()
+
+    def draw(dt: DType, **kw: object) -> np.ndarray:
+        with Graph("r", input_types=[ops.random.SeedType]) as g:
+            ops.random.set_seed(g.inputs[0].tensor)
+            g.output(ops.random.uniform(TensorType(dt, [50], cpu), **kw))  # type: ignore[arg-type]
+        (got,) = run(export(g.core_graph), [np.int64(4)])
+        np.testing.assert_array_equal(got, gd.evaluate(g.core_graph, [np.int64(4)])[0])
+        return got
+
+    ints, floats = draw(DType.int32, range=(-10, 10)), draw(DType.float32, range=(-10, 10))
+    assert ints.dtype == np.int32
+    np.testing.assert_array_equal(ints, np.trunc(floats).astype(np.int32))
+    for dt, rng, words in [
+        (DType.uint8, (0, 300), r"python int with value \(300\) to dtype\(DType.uint8\)"),
+        (DType.int32, (0.5, 10), r"python float to dtype\(DType.int32\)"),
+        (DType.float8_e8m0fnu, (0, 2), r"python int with value \(0\)"),
+    ]:
+        with Graph("bad", input_types=[ops.random.SeedType]) as g:
+            ops.random.set_seed(g.inputs[0].tensor)
+            with pytest.raises(ValueError, match="Unsafe cast: Can't promote " + words):
+                ops.random.uniform(TensorType(dt, [2], cpu), range=rng)
+    for dt in (DType.bool, DType.float8_e8m0fnu):
+        with Graph("typed", input_types=[ops.random.SeedType]) as g:
+            ops.random.set_seed(g.inputs[0].tensor)
+            x = ops.random.gaussian(TensorType(dt, ["n", 2], cpu), mean=1, std=1)
+            assert x.type == TensorType(dt, ["n", 2], cpu)
+            g.output(x)
+        with pytest.raises(gd.OpTypeError, match=r"like MAX's compiler .* cannot compute it"):
+            gd.evaluate(g.core_graph, [np.int64(1)])
+        with pytest.raises(ExportError, match="cannot compute it"):
+            export(g.core_graph)
+    plain = gd.Graph("core", input_types={"s": gd.TensorType(gd.int64, ())})
+    with pytest.raises(gd.OpTypeError, match="mostly NaN"):  # the other policies refuse it
+        gd.ops.random_uniform((2,), gd.float8_e8m0fnu, seed=plain.inputs[0])

@@ -33,7 +33,7 @@ from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import UnsupportedError, raising
 from graphdsl.max._types import BufferType, DeviceRef, TensorType
-from graphdsl.max._value import HOOKS, TensorValue, Value, arg, current_graph, tv
+from graphdsl.max._value import HOOKS, TensorValue, Value, arg, current_graph, note_effect, tv
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
 
@@ -127,6 +127,7 @@ def buffer_load(x: BufferValue) -> TensorValue:
     """The buffer's current value, as a tensor."""
     if not isinstance(x, BufferValue):
         raise TypeError(f"buffer_load needs a BufferValue, got {x!r}")
+    note_effect(x.device)
     return tv(x.current, x.device)
 
 
@@ -136,6 +137,7 @@ def buffer_store(destination: BufferValue, source: Any) -> None:
         value = _source(destination, source)
         _same_type(destination, TensorType(value.dtype, value.shape, destination.device))
         destination.current = value.symbol
+        note_effect(destination.device)
 
 
 def buffer_store_slice(destination: BufferValue, source: Any, indices: Sequence[Any]) -> None:
@@ -156,6 +158,7 @@ def buffer_store_slice(destination: BufferValue, source: Any, indices: Sequence[
         dims = [int(d) for d in destination.shape]
         items = _items(dims, indices)
         destination.current = _stored(destination.current, dims, value.symbol, items)
+        note_effect(destination.device)
 
 
 def _items(dims: list[int], indices: Sequence[Any]) -> list[Any]:

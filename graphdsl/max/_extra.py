@@ -37,7 +37,7 @@ from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._elementwise import _k_at_least_0
 from graphdsl.max._errors import UnsupportedError, max_words
 from graphdsl.max._types import DeviceRef
-from graphdsl.max._value import HOOKS, TensorValue, current_graph, maxop
+from graphdsl.max._value import HOOKS, TensorValue, current_graph, maxop, note_effect
 from graphdsl.max._value import tv as _tv
 from graphdsl.types import OpTypeError
 
@@ -117,6 +117,7 @@ def print(value: str | TensorValue, label: str = "debug_tensor") -> None:
     value, and print what graphdsl.evaluate or exporters.onnx.run return)."""
     if not isinstance(value, (str, TensorValue)) or isinstance(value, Dim):
         raise TypeError(f"print takes a str or a TensorValue, got {value!r}")
+    note_effect(value.device if isinstance(value, TensorValue) else DeviceRef.CPU())
 
 
 HOOKS["print"] = print

@@ -23,7 +23,7 @@ TensorType(dtype=int64, shape=[Dim(2), Dim(1)], device=cpu:0)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
 from types import FunctionType
 from typing import Any
@@ -129,14 +129,58 @@ class _Current:
 
 
 class _Chain:
-    """A device's execution chain in MAX (ordering of side effects); graphdsl's graphs are
-    pure, so a chain is only a marker."""
+    """A device's execution chain in MAX: the ordering of its side effects. graphdsl's graphs
+    are pure, so a chain is a marker: the device and how many effects (prints, buffer loads
+    and stores) were ordered on it before; equal chains, no effect between them."""
 
-    def __init__(self, device: DeviceRef) -> None:
-        self.device = device
+    def __init__(self, device: DeviceRef, version: int = 0) -> None:
+        self.device, self.version = device, version
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Chain) and (self.device, self.version) == (
+            other.device, other.version)  # fmt: skip
+
+    def __hash__(self) -> int:
+        return hash((self.device, self.version))
 
     def __repr__(self) -> str:
-        return f"_Chain({self.device})"
+        return f"_Chain({self.device}, {self.version})"
+
+
+class _DeviceChains(dict[DeviceRef, _Chain]):
+    """MAX's device-chain map: a device looked up gets its chain (its current one, after the
+    effects so far); iteration and repr go in device order (CPUs, then GPUs, each by id),
+    whatever the order of first use."""
+
+    def __init__(self, effects: dict[Any, int]) -> None:
+        super().__init__()
+        self._effects = effects
+
+    def __getitem__(self, device: DeviceRef) -> _Chain:
+        chain = _Chain(device, self._effects.get(device, 0))
+        super().__setitem__(device, chain)
+        return chain
+
+    def _order(self) -> list[DeviceRef]:
+        return sorted(super().keys(), key=lambda d: (str(d.device_type) != "cpu", d.id))
+
+    def __iter__(self) -> Iterator[DeviceRef]:
+        return iter(self._order())
+
+    def keys(self) -> Any:
+        return self._order()
+
+    def items(self) -> Any:
+        return [(d, self[d]) for d in self._order()]
+
+    def values(self) -> Any:
+        return [self[d] for d in self._order()]
+
+    def copy(self) -> dict[DeviceRef, _Chain]:
+        return dict(self.items())
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{d}: {self[d]!r}" for d in self._order()) + "}"
 
 
 class Graph(_GdGraph):
@@ -261,9 +305,14 @@ class Graph(_GdGraph):
 
     @property
     def device_chains(self) -> dict[DeviceRef, _Chain]:
-        """MAX's per-device execution chains: one marker per device the graph uses
-        (graphdsl's graphs have no side effects to order)."""
-        return {d: _Chain(d) for d in self.devices}
+        """MAX's per-device execution chains, made as devices are looked up (in MAX, as
+        side-effecting ops need them) and iterated in device order; graphdsl's graphs are
+        pure, so a chain is only a marker."""
+        state = self._core.__dict__
+        chains: _DeviceChains = state.setdefault(
+            "_chains", _DeviceChains(state.setdefault("_effects", {}))
+        )
+        return chains
 
     # -- outputs
     def output(self, *values: Any, **named: Any) -> None:

@@ -68,6 +68,16 @@ def current_graph() -> Any:
     return STACK[-1]
 
 
+def note_effect(device: Any, graph: Any = None) -> None:
+    """Count a side effect MAX orders on ``device``'s chain (a print, a buffer load or
+    store) in ``graph`` (the current one by default): the chain that ``device_chains``
+    gives for the device after it is a new one, as MAX's chain values are."""
+    g = current_graph() if graph is None else graph
+    g = g.__dict__.get("_core", g)  # (graphdsl's graph underneath holds the counts)
+    counts: dict[Any, int] = g.__dict__.setdefault("_effects", {})
+    counts[device] = counts.get(device, 0) + 1
+
+
 class Value:
     """A value of a graphdsl.max graph, as max.graph's ``Value``: a :class:`TensorValue` or
     a buffer (``.tensor`` and ``.buffer`` give it as one; the other raises TypeError)."""

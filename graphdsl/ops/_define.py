@@ -118,7 +118,15 @@ def uncomputable(node: Symbol) -> str:
     MAX's compiler then refuses (recorded in tests/data/max_graph_runtime.json: "the SIMD
     type must be numeric", "ReduceSum requires a numeric dtype"...)."""
     p = node.graph.policy
-    if not p.bool_arithmetic or node.op in _BOOL_KERNELS:
+    if not p.bool_arithmetic:
+        return ""
+    if node.op in ("random_uniform", "random_normal") and node.dtype in _RANDOM_TYPED_ONLY:
+        return (
+            f"{node.op} (at {node.loc}) of {node.dtype.name}: policy {p.name!r} types it as "
+            "max.graph does, and like MAX's compiler (which fails to compile it) graphdsl "
+            "cannot compute it; draw a float32 and cast the result"
+        )
+    if node.op in _BOOL_KERNELS:
         return ""
     if node.dtype is not DType.bool and not any(i.type.dtype is DType.bool for i in node.inputs):
         return ""  # (bool / bool computes in float64: its result is bool)
@@ -145,6 +153,7 @@ def uncomputable(node: Symbol) -> str:
 
 # the ops MAX computes on bool that graphdsl's other policies refuse: abs (the identity)
 _BOOL_KERNELS = frozenset({"abs"})
+_RANDOM_TYPED_ONLY = (DType.bool, DType.float8_e8m0fnu)  # (graphdsl.ops.random.TYPED_ONLY)
 
 
 def check_computable(graph: Any, nodes: Sequence[Symbol] | None = None) -> None:

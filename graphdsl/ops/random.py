@@ -65,6 +65,10 @@ def random_uniform(
     >>> gd.evaluate(g, {"seed": np.int64(7)})[0].round(6)
     array([0.721508, 0.649704, 0.549374])
     """
+    if isinstance(seed, Symbol) and _typed_only(seed.graph.policy, dtype):
+        with seed.graph:  # (typed only: never computed, so no seed to read)
+            return op("random_uniform", shape=tuple(shape), dtype=dtype, low=float(low),
+                      high=float(high), seed=0)  # fmt: skip
     if isinstance(seed, Symbol):
         u = _keyed_unit(seed, shape, "random_uniform", 0)
         return _finish(u * float(high - low) + float(low) if (low, high) != (0, 1) else u,
@@ -93,6 +97,10 @@ def random_normal(
     With an int64 scalar Symbol as ``seed``, the draw is Box-Muller on two keyed uniform
     streams: ``sqrt(-2 log(1 - u1)) * cos(2 pi u2)``.
     """
+    if isinstance(seed, Symbol) and _typed_only(seed.graph.policy, dtype):
+        with seed.graph:  # (typed only: never computed, so no seed to read)
+            return op("random_normal", shape=tuple(shape), dtype=dtype, mean=float(mean),
+                      std=float(std), seed=0)  # fmt: skip
     if isinstance(seed, Symbol):
         u1 = _keyed_unit(seed, shape, "random_normal", 0)
         u2 = _keyed_unit(seed, shape, "random_normal", 1)
@@ -145,8 +153,24 @@ def _finish(x: Symbol, dtype: DType) -> Symbol:
     return x if dt is DType.float64 else x.cast(dt)
 
 
+# dtypes max.graph types random values of and its compiler then refuses (recorded with max
+# 26.7: "Failed to compile the model"): typed under a bool_arithmetic policy (max-graph),
+# refused when computed (graphdsl.ops._define.uncomputable)
+TYPED_ONLY = (DType.bool, DType.float8_e8m0fnu)
+
+
+def _typed_only(p: Policy, dt: DType) -> bool:
+    return p.bool_arithmetic and dt in TYPED_ONLY
+
+
 def _rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     dt: DType = attrs["dtype"]
+    shape = attrs["shape"]
+    if _typed_only(p, dt):
+        if not all(isinstance(d, str) or (isinstance(d, int) and not isinstance(d, bool)
+                                          and d >= 0) for d in shape):  # fmt: skip
+            raise ShapeError(f"random values need a shape of sizes >= 0, got {shape}")
+        return (), TensorType(dt, tuple(shape))
     if not dt.is_float:
         raise OpTypeError(f"random values are floating: {dt.name} is not; cast the result")
     if dt is DType.float8_e8m0fnu:
@@ -154,7 +178,6 @@ def _rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
             "random values of float8_e8m0fnu, which holds only powers of two (no zero, no "
             "negatives), would be mostly NaN; draw a float32 and cast the result"
         )
-    shape = attrs["shape"]
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise ShapeError(f"random values need a static shape of ints >= 0, got {shape}")
     return (), TensorType(dt, tuple(shape))

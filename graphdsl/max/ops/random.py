@@ -24,12 +24,15 @@ from typing import Any
 import numpy as np
 
 import graphdsl.ops as gd
+from graphdsl.dtypes import DType as CoreDType
+from graphdsl.literals import literal_error
 from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._errors import UnsupportedError
 from graphdsl.max._types import DeviceRef, TensorType
 from graphdsl.max._value import TensorValue, current_graph, maxop, tv
+from graphdsl.ops.random import TYPED_ONLY
 
 __all__ = ["SeedType", "gaussian", "normal", "set_seed", "uniform"]
 
@@ -75,27 +78,42 @@ def _number(v: Any, what: str) -> float:
     raise UnsupportedError(f"random: {what}={v!r}: graphdsl takes Python numbers here")
 
 
-def _draw(fn: Any, like: TensorType, a: float, b: float) -> TensorValue:
+def _draw(
+    fn: Any, like: TensorType, bounds: tuple[Any, Any], what: str, constants: bool
+) -> TensorValue:
+    """A draw of ``like``'s type, as max 26.7 does (measured on its CPU: uniform int32 of
+    range (0, 10) gave [6 2 3 5 8 0] where float32 gave [6.33 2.34 3.12 5.30 8.41 0.85]):
+    uniform's bounds become constants of the dtype first (MAX's 'Unsafe cast', or its
+    TypeError for a sub-byte dtype, otherwise; gaussian's mean and std stay floats); an
+    integer dtype takes the float draw truncated toward zero; bool and float8_e8m0fnu are
+    typed and not computed (MAX fails to compile them)."""
+    graph = current_graph()
+    dt = dtype_to_core(like.dtype)
+    for v in bounds:
+        _number(v, what)
+        problem = graph.policy.literal_problem(v, dt) if constants else ""
+        if problem:
+            raise literal_error(True, v, dt, f"random {what} {v!r} {problem}")
     seed = _next_seed()
     shape = [dim_to_core(d) for d in like.shape]  # (symbolic sizes take a seed tensor)
     if isinstance(seed, int):
         shape = [int(d) for d in shape]
-    with current_graph():
-        made = fn(shape, dtype_to_core(like.dtype), a, b, seed=seed)
-    return tv(made, like.device)
+    drawn = dt if dt.is_float or dt in TYPED_ONLY else CoreDType.float32
+    with graph:
+        made = fn(shape, drawn, float(bounds[0]), float(bounds[1]), seed=seed)
+    return tv(made if drawn is dt else made.cast(dt), like.device)
 
 
 @maxop("random.uniform")
 def uniform(like: TensorType, range: tuple[Any, Any] = (0, 1)) -> TensorValue:
     """Values of ``like``'s type drawn uniformly from ``[range[0], range[1])``."""
-    lo, hi = range
-    return _draw(gd.random_uniform, like, _number(lo, "range"), _number(hi, "range"))
+    return _draw(gd.random_uniform, like, tuple(range), "range", True)
 
 
 @maxop("random.normal")
 def normal(like: TensorType, mean: Any = 0, std: Any = 1) -> TensorValue:
     """Values of ``like``'s type drawn from the normal distribution of ``mean`` and ``std``."""
-    return _draw(gd.random_normal, like, _number(mean, "mean"), _number(std, "std"))
+    return _draw(gd.random_normal, like, (mean, std), "mean and std", False)
 
 
 gaussian = normal
