@@ -146,6 +146,7 @@ class Graph:
         # the outputs' names, given by g.output(name=value); [] leaves the exporter's default
         # (output0, output1, ...)
         self.output_names: list[str] = []
+        self._output_called = False  # (a graph given g.output() of nothing returns nothing)
         self._frozen: str | None = None
         self._derived = False
         self._literals: dict[tuple[type, object], Symbol] = {}
@@ -326,6 +327,7 @@ class Graph:
         self._check_output_names(names, loc)
         self.outputs = outs
         self.output_names = names
+        self._output_called = True
 
     def _check_output_names(self, names: list[str], loc: Location | None) -> None:
         taken = {s.attrs["name"]: "an input" for s in self.inputs}

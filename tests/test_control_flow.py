@@ -573,3 +573,17 @@ def test_tracing_leaves_no_state_behind() -> None:
         gd.ops.cond(p, boom, lambda: x)
     y = x + 1  # builds in g again, not in the abandoned branch
     assert y.graph is g and g.innermost() is g
+
+
+def test_call_of_a_subgraph_that_returns_nothing() -> None:
+    """A subgraph given g.output() of nothing (as a MAX subgraph that only moves values)
+    is called for nothing: [] (a pure graph's call computes nothing); one never given
+    output(...) is refused."""
+    g = gd.Graph("main", input_types={"x": gd.float32})
+    sub = g.subgraph("nothing", {"v": gd.float32})
+    with pytest.raises(gd.GraphError, match=r"has no outputs; call nothing.output\(...\)"):
+        gd.ops.call(sub, g.inputs[0])
+    sub.output()
+    assert gd.ops.call(sub, g.inputs[0]) == []
+    g.output(g.inputs[0] + 1)
+    assert gd.evaluate(g, [np.float32(1)])[0] == 2

@@ -506,3 +506,18 @@ def test_conv2d_with_a_symbolic_channel_count(layout: str) -> None:
     for outs in both(g, [xs, ws]):
         bound = floats.dot_bound(s * (1 + 2.0**-40), n, np.float32, outs[0], want)
         floats.assert_close(outs[0], want, bound, "conv2d")
+
+
+def test_call_arguments_on_several_devices() -> None:
+    """A call's arguments live where the subgraph's inputs say (no one-device rule); each
+    result is on its subgraph output's device."""
+    t_cpu, t_gpu = TensorType(DType.float32, [2], CPU), TensorType(DType.float32, [2], GPU)
+    with Graph("main", input_types=[t_cpu, t_gpu]) as g:
+        with g.add_subgraph("sub", input_types=[t_cpu, t_gpu]) as sub:
+            sub.output(sub.inputs[1].tensor * 2, sub.inputs[0].tensor + 1)
+        a, b = ops.call(sub, *g.inputs)
+        assert (a.device, b.device) == (GPU, CPU)
+        g.output(a, b)
+    got = gd.evaluate(g.core_graph, [np.ones(2, np.float32), np.full(2, 3, np.float32)])
+    np.testing.assert_array_equal(got[0], [6, 6])
+    np.testing.assert_array_equal(got[1], [2, 2])

@@ -122,7 +122,7 @@ def while_loop(
     return out
 
 
-@maxop("call")
+@maxop("call", one_device=False)
 def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
     """The results of subgraph ``graph`` (``Graph.add_subgraph``) on ``args``, as a list
     (graphdsl's ``call``: one ONNX local function, called once per call). ``prefix``
@@ -145,4 +145,6 @@ def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
             refuse(f"Argument {k} of call to {core.name!r} has wrong type: expected "
                    f"{p.type}, got {v.type}", "(graphdsl: cast or reshape it first)")  # fmt: skip
     got = gd.call(core, *values)
-    return [_tv(r) for r in (got if isinstance(got, list) else [got])]
+    where = getattr(core, "device_of", None)  # each result on its subgraph output's device
+    got = got if isinstance(got, list) else [got]
+    return [_tv(r, where(o) if where else None) for r, o in zip(got, core.outputs, strict=True)]

@@ -495,9 +495,10 @@ def apply(op: str, fn: Callable[..., Symbol], *args: Any) -> TensorValue:
 
 
 _value_compat._APPLY.append(apply)  # (its PyTorch-style methods build with it)
-def maxop(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Decorate the graphdsl.max op ``op``: its operands on one device (its results'), and
-    graphdsl's errors raised as MAX's types."""
+def maxop(op: str, one_device: bool = True) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorate the graphdsl.max op ``op``: its operands on one device (its results'; not
+    checked with ``one_device=False``, for a call whose arguments live where the subgraph
+    says), and graphdsl's errors raised as MAX's types."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         positional = [
@@ -511,6 +512,9 @@ def maxop(op: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             # a generator of values (``ops.stack(v.tensor for v in ...)``) is read once
             args = tuple(list(a) if isinstance(a, GeneratorType) else a for a in args)  # type: ignore[assignment]
             names = [*positional[: len(args)], *(str(k) for k in kwargs)]
+            if not one_device:
+                with raising(op):
+                    return fn(*args, **kwargs)
             with op_scope(op, [*args, *kwargs.values()], names):
                 return fn(*args, **kwargs)
 

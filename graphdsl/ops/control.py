@@ -336,7 +336,7 @@ def call(graph: Graph, *args: Operand, **kwargs: Operand) -> Symbol | list[Symbo
         raise OpTypeError(f"call (at {loc}): {graph!r} is not a Graph; call g.subgraph(...)")
     if kwargs:
         args = _by_name(graph, args, kwargs, loc)
-    if not graph.outputs:
+    if not graph.outputs and not graph._output_called:
         raise GraphError(
             f"call (at {loc}): subgraph {graph.name!r} has no outputs; call "
             f"{graph.name}.output(...) before calling it"
@@ -359,6 +359,9 @@ def call(graph: Graph, *args: Operand, **kwargs: Operand) -> Symbol | list[Symbo
     g = building(args, "call")
     if g is graph:
         raise GraphError(f"call (at {loc}): subgraph {graph.name!r} cannot call itself")
+    if not graph.outputs:  # output() of nothing: a pure graph's call computes nothing
+        graph.freeze("called by gd.ops.call")
+        return []
     results = tuple(o.dtype for o in graph.outputs)  # (a literal output: its default dtype)
     regions = (Region("call", graph, tuple(range(len(args))), results),)
     outs = [g._apply("call", args, {"regions": regions, "index": k})
