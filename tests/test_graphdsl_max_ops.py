@@ -104,9 +104,9 @@ def test_value_type_shape_device_are_maxs() -> None:
         assert x.type.cast(DType.float32) == x.cast(DType.float32).type
         g.output(x + 1)
     assert g.output_types == [TensorType(DType.float16, [2, "n"], GPU)]
-    assert g.devices == [GPU] and not g.device_chains  # (made as looked up, as MAX's)
+    assert g.devices == [GPU] and list(g.device_chains) == [GPU]  # (as max 26.7's)
     _ = g.device_chains[DeviceRef.GPU(3)], g.device_chains[DeviceRef.CPU()]
-    assert list(g.device_chains) == [DeviceRef.CPU(), DeviceRef.GPU(3)]  # device order
+    assert list(g.device_chains) == [DeviceRef.CPU(), GPU, DeviceRef.GPU(3)]  # device order
     from graphdsl.max import BufferType, Type
 
     assert isinstance(x.type, Type) and isinstance(x.type.as_buffer(), (BufferType, Type))
@@ -128,7 +128,17 @@ def test_device_chains_advance_on_effects() -> None:
             seen.append(g.device_chains[CPU])
         assert len(set(seen)) == 4 and g.device_chains[DeviceRef.GPU()] == g.device_chains[
             DeviceRef.GPU()]  # fmt: skip
-        g.output()
+        with g.add_subgraph("store", input_types=[b_type, t.type]) as sub:
+            ops.buffer_store(sub.inputs[0].buffer, sub.inputs[1].tensor)
+            sub.output()
+        before = g._current_chain
+        ops.call(sub, buf, t)  # the callee orders an effect: the caller's global chain moves
+        assert g._current_chain != before
+        g.output(buf[...] * 2)  # (the buffer holds what the callee stored)
+    t_in = np.array([1, 2, 3], np.float32)
+    doubled, final = gd.evaluate(g.core_graph, [np.zeros(3, np.float32), t_in])
+    np.testing.assert_array_equal(doubled, t_in * 2)
+    np.testing.assert_array_equal(final, t_in)
 
 
 # ---------------------------------------------------------------------------- selection, scatters
@@ -521,3 +531,18 @@ def test_call_arguments_on_several_devices() -> None:
     got = gd.evaluate(g.core_graph, [np.ones(2, np.float32), np.full(2, 3, np.float32)])
     np.testing.assert_array_equal(got[0], [6, 6])
     np.testing.assert_array_equal(got[1], [2, 2])
+
+
+def test_slice_by_several_scalar_tensors() -> None:
+    """Each scalar integer tensor index gathers its axis (the rest sliced first)."""
+    c = lambda i: ops.constant(i, DType.int64, device=CPU)  # noqa: E731
+    with Graph("s", input_types=[TensorType(DType.float32, [3, 4, 5], CPU)]) as g:
+        x = g.inputs[0].tensor
+        a = ops.slice_tensor(x, [c(1), ..., c(-2)])
+        b = ops.slice_tensor(x, [c(2), slice(1, 3), c(0)])
+        assert (a.shape, b.shape) == ([4], [2])
+        g.output(a, b)
+    v = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    got = gd.evaluate(g.core_graph, [v])
+    np.testing.assert_array_equal(got[0], v[1, :, -2])
+    np.testing.assert_array_equal(got[1], v[2, 1:3, 0])

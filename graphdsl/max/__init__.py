@@ -46,6 +46,7 @@ from graphdsl.max._dim import (
 )
 from graphdsl.max._dtype import DType
 from graphdsl.max._graph import Graph
+from graphdsl.max._graph import _ChainValue as _ChainValue  # (MAX's private name)
 from graphdsl.max._types import (
     BufferType,
     ConvInputLayout,

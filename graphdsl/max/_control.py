@@ -16,10 +16,11 @@ from typing import Any
 import graphdsl.ops as gd
 from graphdsl.dtypes import DType as CoreDType
 from graphdsl.graph import Graph, Symbol
+from graphdsl.max._buffer import BufferValue
 from graphdsl.max._common import _value
 from graphdsl.max._errors import refuse
 from graphdsl.max._types import TensorType, UnsupportedError
-from graphdsl.max._value import TensorValue, current_graph, device_of, maxop
+from graphdsl.max._value import TensorValue, current_graph, device_of, maxop, note_effect
 from graphdsl.max._value import tv as _tv
 from graphdsl.types import OpTypeError
 
@@ -134,7 +135,8 @@ def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
             "subgraph reads only its inputs: pass the weights as arguments, without a prefix"
         )
     core = getattr(graph, "core_graph", graph)  # graphdsl's graph under a MAX Graph
-    values = [_value(a, "call") for a in args]
+    buffers = [a for a in args if isinstance(a, BufferValue)]  # (their current values go in)
+    values = [a.current if isinstance(a, BufferValue) else _value(a, "call") for a in args]
     params = core.inputs
     if len(values) != len(params):
         names = ", ".join(p.attrs.get("name", "?") for p in params)
@@ -145,6 +147,16 @@ def call(graph: Graph, *args: Any, prefix: str = "") -> list[TensorValue]:
             refuse(f"Argument {k} of call to {core.name!r} has wrong type: expected "
                    f"{p.type}, got {v.type}", "(graphdsl: cast or reshape it first)")  # fmt: skip
     got = gd.call(core, *values)
+    if core.__dict__.get("_effects"):  # the callee orders effects: so does the call
+        note_effect(None)
     where = getattr(core, "device_of", None)  # each result on its subgraph output's device
     got = got if isinstance(got, list) else [got]
-    return [_tv(r, where(o) if where else None) for r, o in zip(got, core.outputs, strict=True)]
+    out = [_tv(r, where(o) if where else None) for r, o in zip(got, core.outputs, strict=True)]
+    if buffers and len(getattr(core, "_buffers", {})) == len(buffers):
+        # the callee's outputs end with its buffer inputs' final values: the caller's
+        # buffers take them, in order
+        n = len(out) - len(buffers)
+        for buffer, final in zip(buffers, out[n:], strict=True):
+            buffer.current = final.symbol
+        out = out[:n]
+    return out

@@ -133,8 +133,8 @@ class _Chain:
     are pure, so a chain is a marker: the device and how many effects (prints, buffer loads
     and stores) were ordered on it before; equal chains, no effect between them."""
 
-    def __init__(self, device: DeviceRef, version: int = 0) -> None:
-        self.device, self.version = device, version
+    def __init__(self, device: DeviceRef | None, version: int = 0) -> None:
+        self.device, self.version = device, version  # (device None: the global chain)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Chain) and (self.device, self.version) == (
@@ -145,6 +145,9 @@ class _Chain:
 
     def __repr__(self) -> str:
         return f"_Chain({self.device}, {self.version})"
+
+
+_ChainValue = _Chain  # MAX's name for a chain value
 
 
 class _DeviceChains(dict[DeviceRef, _Chain]):
@@ -305,14 +308,22 @@ class Graph(_GdGraph):
 
     @property
     def device_chains(self) -> dict[DeviceRef, _Chain]:
-        """MAX's per-device execution chains, made as devices are looked up (in MAX, as
-        side-effecting ops need them) and iterated in device order; graphdsl's graphs are
-        pure, so a chain is only a marker."""
+        """MAX's per-device execution chains: one for each device the graph's values use
+        (as max 26.7: tests/data/max_graph_api.json) and each looked up, iterated in device
+        order; graphdsl's graphs are pure, so a chain is only a marker."""
         state = self._core.__dict__
         chains: _DeviceChains = state.setdefault(
             "_chains", _DeviceChains(state.setdefault("_effects", {}))
         )
+        for d in self.devices:
+            chains[d]  # (a device in use has its chain)
         return chains
+
+    @property
+    def _current_chain(self) -> _Chain:
+        """MAX's global chain: a new one after each side effect the graph orders (a print,
+        a buffer load or store, a call of a subgraph that has one)."""
+        return _Chain(None, self._core.__dict__.get("_effects", {}).get(None, 0))
 
     # -- outputs
     def output(self, *values: Any, **named: Any) -> None:

@@ -47,8 +47,20 @@ def reshape(x: TensorValueLike, shape: Iterable[DimLike]) -> TensorValue:
     words = "reshape(): at most one -1 dimension is allowed" if minus_ones > 1 else None
     if minus_ones == 1 and any(isinstance(d, int) and d == 0 for d in dims):
         words = "reshape(): cannot infer -1 dimension when another dimension is 0"
-    with max_words(words):
-        return _tv(gd.reshape(_arg(x), dims))
+    value = _arg(x)
+    try:
+        with max_words(words):
+            return _tv(gd.reshape(value, dims))
+    except ShapeError as e:
+        if words is not None or "cannot reshape" not in str(e):
+            raise
+        shown = [Dim(d) for d in dims]
+        raise ShapeError(  # max.graph's diagnostic, then graphdsl's
+            f"Failed to create op 'ReshapeOp':\nInputs:\n    input = {_tv(value)!r}\n"
+            f"    new_shape = {shown!r}\n\nDiagnostics:\n    [reshape] input and output "
+            "number of elements must match. If you are confident this is correct, consider a "
+            f"rebind to assert that the reshape is valid\n(graphdsl: {e})"
+        ) from None
 
 
 @maxop("flatten")

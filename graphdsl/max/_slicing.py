@@ -211,11 +211,13 @@ def slice_tensor(x: Any, indices: Sequence[Any]) -> TensorValue:
             f"more than one Ellipsis in slice indices {tuple(items)} (graphdsl: an index can "
             "have only one ...)"
         )
-    if any(_tensor(it) for it in items):
-        k = next(i for i, it in enumerate(items) if _tensor(it))
-        rest = [slice(None) if i == k else it for i, it in enumerate(items)]
-        sliced = _slice(value, rest)
-        return tv(gd.gather(sliced.symbol, arg(items[k]), axis=_out_axis(rest, k, value.rank)))
+    tensors = [i for i, it in enumerate(items) if _tensor(it)]
+    if tensors:  # slice the rest, then gather each tensor index, the last axis first
+        rest = [slice(None) if i in tensors else it for i, it in enumerate(items)]
+        sliced = _slice(value, rest).symbol
+        for k in reversed(tensors):
+            sliced = gd.gather(sliced, arg(items[k]), axis=_out_axis(rest, k, value.rank))
+        return tv(sliced)
     return _slice(value, items)
 
 

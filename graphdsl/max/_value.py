@@ -75,7 +75,8 @@ def note_effect(device: Any, graph: Any = None) -> None:
     g = current_graph() if graph is None else graph
     g = g.__dict__.get("_core", g)  # (graphdsl's graph underneath holds the counts)
     counts: dict[Any, int] = g.__dict__.setdefault("_effects", {})
-    counts[device] = counts.get(device, 0) + 1
+    for key in {device, None}:  # (None: the graph's global chain, which every effect moves)
+        counts[key] = counts.get(key, 0) + 1
 
 
 class Value:
