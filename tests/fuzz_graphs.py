@@ -109,7 +109,7 @@ INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "sca
              "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
 # public functions that build other ops (tests/test_op_catalogue.py COMPOSITES)
 COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_interleave",
-                 "stack", "tril", "triu", "unsqueeze"]  # fmt: skip
+                 "rotary_embedding", "stack", "tril", "triu", "unsqueeze"]  # fmt: skip
 SELECT_OPS = ["argmax", "argmin", "top_k", "argsort", "cumsum"]
 NORM_OPS = ["gelu", "layer_norm", "rms_norm", "group_norm"]  # (gelu: its approximate too)
 VISION_OPS = ["conv2d", "conv3d", "conv2d_transpose", "max_pool2d", "avg_pool2d", "pad", "resize"]
@@ -1254,9 +1254,17 @@ def _index_step(b: _Builder, op: str) -> None:
 
 def _composite_step(b: _Builder, op: str) -> None:
     """The compositions (each builds existing ops); recorded under their own name too."""
-    rank_needed = {"outer": 1, "tril": 2, "triu": 2}.get(op, 0)
-    # outer multiplies: exact values only, as for mul
-    a = b.value(exact=op == "outer", where=lambda v: v.sym.rank >= rank_needed)
+    rank_needed = {"outer": 1, "tril": 2, "triu": 2, "rotary_embedding": 1}.get(op, 0)
+    # outer and rotary_embedding multiply: exact values only, as for mul
+    floats = op == "rotary_embedding"
+
+    def fits(v: _Value) -> bool:
+        if v.sym.rank < rank_needed:
+            return False
+        last = v.sym.shape[-1] if v.sym.rank else None
+        return not floats or (v.sym.dtype.is_float and isinstance(last, int) and last >= 2)
+
+    a = b.value(exact=op in ("outer", "rotary_embedding"), where=fits)
     if a is None:
         assume(False)
         return
@@ -1290,6 +1298,17 @@ def _composite_step(b: _Builder, op: str) -> None:
             return
         ax, n, k = b.pick(axes), b.pick([1, 2, 3]), b.pick([0, -1])
         b.add(gd.ops.chunk(s, n, ax)[k], f"gd.ops.chunk({a.code}, {n}, {ax})[{k}]")
+    elif op == "rotary_embedding":  # angles' cos and sin as exact constants (0, +-1, +-0.5)
+        head = int(s.shape[-1])
+        rot = b.pick([r for r in range(2, head + 1, 2)])
+        lead = b.pick([(), (1,), tuple(d if isinstance(d, int) else 1 for d in s.shape[-2:-1])])
+        rng = np.random.default_rng(b.seed())
+        cos, sin = (rng.choice([0.0, 1.0, -1.0, 0.5, -0.5], size=(*lead, rot)).astype(
+            s.dtype.np) for _ in range(2))  # fmt: skip
+        inter = b.chance(0.5)
+        b.add(gd.ops.rotary_embedding(s, cos, sin, interleaved=inter),
+              f"gd.ops.rotary_embedding({a.code}, {_arr_code(cos, s.dtype)}, "
+              f"{_arr_code(sin, s.dtype)}, interleaved={inter})")  # fmt: skip
     elif op == "outer":
         v = s.reshape(-1) if s.rank != 1 else s
         other = b.value(exact=True, where=lambda w: w.sym.rank == 1)

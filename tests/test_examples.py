@@ -170,7 +170,15 @@ def _check_block(name: str, nodes: int) -> Callable[[str, Path], None]:
     return check
 
 
+def check_hf_llama(out: str, cwd: Path) -> None:
+    assert re.search(r"^exported: \d+ ONNX nodes, outputs \['logits', 'present_key_0'", out, re.M)
+    equal = lines_matching(out, r"greedy tokens equal .*: True$")
+    assert len(equal) == (1 if "is not installed" in out else 2), out
+    assert ": False" not in out
+
+
 CHECKS: dict[str, Callable[[str, Path], None]] = {
+    "hf_llama.py": check_hf_llama,
     "quickstart.py": check_quickstart,
     "mlp_bf16.py": check_mlp_bf16,
     "anvil_ambiguity.py": check_anvil_ambiguity,

@@ -253,7 +253,7 @@ def test_graphdsl_never_imports_torch() -> None:
     assert r.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("example", ["hf_gpt2.py", "resnet18.py"])
+@pytest.mark.parametrize("example", ["hf_gpt2.py", "hf_llama.py", "resnet18.py"])
 def test_examples_port_their_model_in_at_most_60_lines(example: str) -> None:
     text = (ROOT / "examples" / example).read_text().splitlines()
     start = next(i for i, line in enumerate(text) if "model code: begin" in line)

@@ -16,7 +16,9 @@ import graphdsl as gd
 from exporters.onnx._lower import LOWER
 from graphdsl.opdef import OPS
 
-HELPERS = {"implicit_cast"}  # MAX's helper: builds casts, is no op of its own
+# MAX's helper implicit_cast builds casts, is no op of its own; quantize_weights is numpy
+# only (it quantizes a weight for qmatmul) and builds no node
+HELPERS = {"implicit_cast", "quantize_weights"}
 ALIASES = {"clamp": "clip"}  # second public names: the same function as the op's
 # public functions that build other ops (MAX's and PyTorch's names for compositions): no
 # node, lowering or matrix row of their own; each builds only the ops listed
@@ -24,6 +26,7 @@ COMPOSITES = {
     "chunk": {"split"}, "flatten": {"reshape"}, "one_hot": {"cast", "range", "expand_dims",
     "equal"}, "outer": {"expand_dims", "mul"}, "permute": {"transpose"},
     "repeat_interleave": {"reshape", "expand_dims", "broadcast_to"},
+    "rotary_embedding": {"negative", "concat", "mul", "add"},
     "stack": {"expand_dims", "concat"}, "tril": {"band_part"}, "triu": {"band_part"},
     "unsqueeze": {"expand_dims"},
 }  # fmt: skip
@@ -95,6 +98,7 @@ def _built_ops(name: str) -> set[str]:
         "one_hot": lambda: gd.ops.one_hot(x, 4), "outer": lambda: gd.ops.outer(x[0], x[1]),
         "permute": lambda: gd.ops.permute(x, [1, 0]),
         "repeat_interleave": lambda: gd.ops.repeat_interleave(x, 2, axis=0),
+        "rotary_embedding": lambda: gd.ops.rotary_embedding(x, x[:, :2], x[:, :2]),
         "stack": lambda: gd.ops.stack([x, x]), "tril": lambda: gd.ops.tril(x),
         "triu": lambda: gd.ops.triu(x), "unsqueeze": lambda: gd.ops.unsqueeze(x, 0),
     }  # fmt: skip

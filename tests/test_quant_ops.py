@@ -389,7 +389,7 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("quantize an int", lambda: gd.ops.quantize(_graph_2x4(T.int16), F32(1)), gd.OpTypeError,
      r"int16\[2, 4\], float32\?\[\] \(in argument order\): quantize's x must be floating.*cast"),
     ("quantize to int16", lambda: gd.ops.quantize(_graph_2x4(), F32(1), dtype="int16"),
-     gd.OpTypeError, "int8 or uint8 .*no int4/uint4.*dtype=gd.int8"),
+     gd.OpTypeError, "int8, uint8, int4 or uint4, not int16.*dtype=gd.int8"),
     ("quantize in float64", lambda: gd.ops.quantize(_graph_2x4(T.float64), F32(1)),
      gd.OpTypeError, r"x and scale promote to float64 under policy 'default'.*cast the x and "
      "scale to float32"),
@@ -399,9 +399,10 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("a float zero point", lambda: gd.ops.dequantize(_sym(T.int8, (4,)), F32(1), 0.5),
      gd.OpTypeError, "zero_point is float32, but it must have the quantized dtype int8"),
     ("dequantize a float", lambda: gd.ops.dequantize(_graph_2x4(), F32(1)), gd.OpTypeError,
-     "dequantize's q must be int8 or uint8.*to quantize floats, use gd.ops.quantize"),
+     "dequantize's q must be int8, uint8, int4 or uint4.*to quantize floats, use "
+     "gd.ops.quantize"),
     ("dequantize an int32", lambda: gd.ops.dequantize(_sym(T.int32, (4,)), F32(1)),
-     gd.OpTypeError, "q must be int8 or uint8.*int32"),
+     gd.OpTypeError, "q must be int8, uint8, int4 or uint4.*int32"),
     ("an integer scale tensor",
      lambda: gd.ops.dequantize(_sym(T.int8, (4,)), np.array(2, np.int32)), gd.OpTypeError,
      "dequantize's scale must be floating .* it is int32"),
@@ -439,7 +440,7 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      r"x's last dimension 4 must equal the weight's first 3 \(K\)"),
     ("a float weight", lambda: gd.ops.qmatmul(_graph_2x4(), np.ones((4, 2), F32),
                                               np.ones(2, F32)), gd.OpTypeError,
-     "qmatmul's weight must be int8 or uint8"),
+     "qmatmul's weight must be int8, uint8, int4 or uint4"),
 ]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from exporters.onnx._builder import ExportError
 from exporters.onnx._devices import providers_for
 from exporters.onnx._export import export
+from exporters.onnx._generate import Generator, generate
 from exporters.onnx._placement import CpuFallbackWarning, CpuNode, cpu_nodes
 from exporters.onnx._run import Options, RunError, inference_session, options, run
 from exporters.onnx._session import Session
@@ -24,11 +25,13 @@ __all__ = [
     "CpuFallbackWarning",
     "CpuNode",
     "ExportError",
+    "Generator",
     "Options",
     "RunError",
     "Session",
     "cpu_nodes",
     "export",
+    "generate",
     "inference_session",
     "options",
     "providers_for",

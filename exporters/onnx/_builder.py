@@ -106,11 +106,12 @@ def _tiny(d: DType) -> float:
 class Builder:
     """Accumulates ONNX nodes and initializers for one graph and one target."""
 
-    def __init__(self, target: Target, *, exact: bool = True) -> None:
+    def __init__(self, target: Target, *, exact: bool = True, accuracy_level: int = 0) -> None:
         self.target = target
         # False: legalizations that only fix the sign of a zero or a NaN's payload are left
         # out (export(..., exact=False)); lowerings test it where they have one
         self.exact = exact
+        self.accuracy_level = accuracy_level  # MatMulNBits' (export(..., accuracy_level=))
         # nodes and initializers are written straight into the model: no copies of either
         self.model = ModelProto()
         self.nodes = self.model.graph.node

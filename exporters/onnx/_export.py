@@ -20,6 +20,7 @@ from exporters.onnx._carried import CARRIED_KEY, CARRIER
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
+from exporters.onnx._lower.quant import NBITS_ACCURACY_LEVELS
 from exporters.onnx._placement import CpuFallbackWarning, cpu_nodes
 from exporters.onnx._targets import TARGETS, Target
 from exporters.onnx._types import onnx_type
@@ -88,6 +89,7 @@ def export(
     exact: bool = True,
     weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     functions: bool = True,
+    accuracy_level: int = 0,
 ) -> ModelProto:
     """Lower ``graph`` to an ONNX model that runs on onnxruntime's ``target`` provider.
 
@@ -128,7 +130,11 @@ def export(
     onnxruntime's MaxPool as it is (a pooling window holding a NaN gives NaN or the largest
     of some of its other values, where the reference gives NaN), and on CUDA float16 and
     bfloat16 MatMuls in the half type, accumulating in float32 (docs/semantics.md, section
-    "exact=False", states each difference and its bound).
+    "exact=False", states each difference and its bound). And a ``qmatmul`` of a constant
+    4-bit weight blocked along K becomes onnxruntime's ``MatMulNBits`` (com.microsoft), the
+    weight kept at 4 bits at run time, with ``accuracy_level`` (0 or 1: float32 arithmetic;
+    4: x quantized to int8 per block, faster); exporters/onnx/_lower/quant.py states the
+    bound of each.
 
     >>> import graphdsl as gd
     >>> from exporters.onnx import export
@@ -148,7 +154,14 @@ def export(
     try:
         # a graphdsl.max Graph: the graphdsl graph underneath (whose inputs are symbols)
         core: Graph = getattr(graph, "core_graph", graph)
+        if accuracy_level not in NBITS_ACCURACY_LEVELS:
+            raise ExportError(
+                f"accuracy_level={accuracy_level!r}: MatMulNBits' level is 0 or 1 (float32 "
+                "arithmetic) or 4 (x quantized to int8), the levels whose bounds "
+                "exporters/onnx/_lower/quant.py states"
+            )
         return _export(core, files, opset=opset, target=target, check=check, exact=exact,
+                       accuracy_level=accuracy_level,
                        weights=weights, functions=functions)  # fmt: skip
     except BaseException:  # an ExportError, a full disk, Ctrl-C: the old files stay
         if files is not None:
@@ -169,6 +182,7 @@ def _export(
     exact: bool = True,
     weights: Weights | str | os.PathLike[str] | Mapping[str, Any] | None = None,
     functions: bool = True,
+    accuracy_level: int = 0,
 ) -> ModelProto:
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r}; use one of {sorted(TARGETS)}")
@@ -193,7 +207,7 @@ def _export(
         if lowered is not graph:
             lowered.release()
         lowered = sunk
-    b = Builder(tgt, exact=exact)
+    b = Builder(tgt, exact=exact, accuracy_level=accuracy_level)
     local = b.memo[FUNCTIONS] = Functions(opset, inline=not functions)
     declared = declared_weights(graph)
     bound = bind_weights(graph, declared, weights)

@@ -23,6 +23,7 @@ graphdsl.nn.state.StateDictError: load_state_dict of Sequential from the state d
 
 from __future__ import annotations
 
+from graphdsl.nn.attention import MultiheadAttention
 from graphdsl.nn.layers import (
     GELU,
     MLP,
@@ -37,13 +38,14 @@ from graphdsl.nn.layers import (
     LayerNorm,
     Linear,
     MaxPool2d,
-    MultiheadAttention,
     ReLU,
     RMSNorm,
     SiLU,
     Tanh,
 )
+from graphdsl.nn.llm import GatedMLP, RotaryEmbedding
 from graphdsl.nn.module import Module, ModuleList, Parameter, Sequential
+from graphdsl.nn.quantize import quantize
 from graphdsl.nn.state import IncompatibleKeys, StateDictError
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GatedMLP",
     "Identity",
     "IncompatibleKeys",
     "LayerNorm",
@@ -67,8 +70,10 @@ __all__ = [
     "Parameter",
     "RMSNorm",
     "ReLU",
+    "RotaryEmbedding",
     "Sequential",
     "SiLU",
     "StateDictError",
     "Tanh",
+    "quantize",
 ]

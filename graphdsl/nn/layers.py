@@ -1,7 +1,7 @@
 """The layers of ``torch.nn`` (and Hugging Face's ``Conv1D``), with PyTorch's parameter names,
 shapes and layouts, so that a PyTorch checkpoint loads as it is: ``Linear``, ``Conv1D``,
 ``Embedding``, ``LayerNorm``, ``RMSNorm``, ``Conv2d``, ``BatchNorm2d``, ``MaxPool2d``,
-``AdaptiveAvgPool2d``, ``MultiheadAttention``, ``MLP`` (torchvision's), and the parameterless
+``AdaptiveAvgPool2d``, ``MLP`` (torchvision's), and the parameterless
 ``ReLU``, ``GELU``, ``SiLU``, ``Tanh``, ``Dropout``, ``Identity``, ``Flatten``.
 
 Images are NCHW and convolution filters OIHW, as PyTorch's. Weights stored transposed
@@ -19,6 +19,7 @@ import numpy as np
 from graphdsl import ops
 from graphdsl.dtypes import DType, dtype
 from graphdsl.graph import Symbol
+from graphdsl.nn._qlinear import check_quantize, quantize_linear, quantized_forward
 from graphdsl.nn.module import Module, Parameter, Sequential
 from graphdsl.types import OpTypeError
 
@@ -36,7 +37,6 @@ __all__ = [
     "LayerNorm",
     "Linear",
     "MaxPool2d",
-    "MultiheadAttention",
     "RMSNorm",
     "ReLU",
     "SiLU",
@@ -69,6 +69,12 @@ class Linear(Module):
     """``y = x @ weight.T + bias``, as ``torch.nn.Linear``: weight (out_features,
     in_features), bias (out_features,).
 
+    ``quantize="int4"`` (or ``"uint4"``, ``"int8"``, ``"uint8"``) keeps the weight narrow:
+    when the state dict is loaded, the weight is quantized in blocks of ``block_size`` input
+    features (``gd.ops.quantize_weights``: symmetric, or with zero points) and the layer is
+    ``gd.ops.qmatmul`` of those constants (``export(exact=False)`` makes a 4-bit one
+    onnxruntime's MatMulNBits). The state dict stays the float one.
+
     >>> from graphdsl import nn
     >>> [(n, p.shape) for n, p in nn.Linear(3, 2).named_parameters()]
     [('weight', (2, 3)), ('bias', (2,))]
@@ -78,7 +84,8 @@ class Linear(Module):
     bias: Any  # a Parameter; in forward, the weight's value
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
+                 dtype: DTypeLike = DType.float32, quantize: str | None = None,
+                 block_size: int = 32, symmetric: bool = True) -> None:  # fmt: skip
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         dt = _dtype(dtype)
@@ -86,12 +93,27 @@ class Linear(Module):
         self.has_bias = bias
         if bias:
             self.bias = Parameter((out_features,), dt)
+        self.quantize = quantize
+        self.block_size, self.symmetric = block_size, symmetric
+        # (q, scale, zero point) once loaded: an attribute, so each layer traces on its own
+        self.quantized: tuple[Any, ...] | None = None
+        if quantize is not None:
+            check_quantize(quantize, block_size, in_features)
+
+    def _after_load(self, weights: Any, path: str) -> None:
+        if self.quantize is not None:
+            w = weights.array(f"{path}.weight" if path else "weight", self._parameters[
+                "weight"].dtype)  # fmt: skip
+            self.quantized = quantize_linear(w, self.quantize, self.block_size, self.symmetric)
 
     def forward(self, x: Symbol) -> Symbol:
-        return ops.linear(x, self.weight, self.bias if self.has_bias else None)
+        if self.quantize is None:  # (the weight read first: weights are declared in order)
+            return ops.linear(x, self.weight, self.bias if self.has_bias else None)
+        return quantized_forward(self, x, self.bias if self.has_bias else None)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
+        q = f", quantize={self.quantize!r}, block_size={self.block_size}" if self.quantize else ""
+        return f"in_features={self.in_features}, out_features={self.out_features}{q}"
 
 
 class Conv1D(Module):
@@ -397,93 +419,10 @@ class MLP(Sequential):
         super().__init__(*layers)
 
 
-class MultiheadAttention(Module):
-    """``torch.nn.MultiheadAttention`` (self- or cross-attention, q, k and v of one width):
-    ``in_proj_weight`` (3E, E), ``in_proj_bias`` (3E,), ``out_proj`` a Linear(E, E).
-    ``forward(query, key, value, key_padding_mask=None, need_weights=False, attn_mask=None,
-    is_causal=False)`` returns ``(output, None)``: the averaged attention weights are not
-    built. Inputs are (L, N, E), or (N, L, E) with ``batch_first=True``. As PyTorch's, a bool
-    ``attn_mask`` or ``key_padding_mask`` is True where attention is *not* allowed (a float
-    one is added); ``is_causal=True`` applies the causal mask."""
-
-    in_proj_weight: Any  # a Parameter; in forward, the weight's value
-    in_proj_bias: Any  # a Parameter; in forward, the weight's value
-
-    subgraph = False  # (its one submodule is out_proj: a layer, not a block)
-
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 batch_first: bool = False, dtype: DTypeLike = DType.float32) -> None:  # fmt: skip
-        super().__init__()
-        if embed_dim % num_heads:
-            raise OpTypeError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
-        dt = _dtype(dtype)
-        self.embed_dim, self.num_heads, self.batch_first = embed_dim, num_heads, batch_first
-        self.has_bias = bias
-        self.in_proj_weight = Parameter((3 * embed_dim, embed_dim), dt)
-        if bias:
-            self.in_proj_bias = Parameter((3 * embed_dim,), dt)
-        self.out_proj = Linear(embed_dim, embed_dim, bias, dt)
-
-    def forward(self, query: Symbol, key: Symbol, value: Symbol,
-                key_padding_mask: Symbol | None = None, need_weights: bool = False,
-                attn_mask: Symbol | np.ndarray | None = None,
-                is_causal: bool = False) -> tuple[Symbol, None]:  # fmt: skip
-        e, h = self.embed_dim, self.num_heads
-        if not self.batch_first:  # (L, N, E) -> (N, L, E)
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        w: Any = self.in_proj_weight
-        b: Any = self.in_proj_bias if self.has_bias else None
-        parts = []
-        for i, t in enumerate((query, key, value)):
-            wk = w[i * e:(i + 1) * e]
-            bk = None if b is None else b[i * e:(i + 1) * e]
-            y = ops.linear(t, wk, bk)  # (N, L, E) -> (N, heads, L, E / heads)
-            parts.append(y.reshape(y.shape[0], y.shape[1], h, e // h).permute(0, 2, 1, 3))
-        mask = _torch_mask(attn_mask)
-        if key_padding_mask is not None:  # (N, S): True ignores that key for every query
-            pad = _torch_mask(key_padding_mask)
-            assert pad is not None
-            pad = (ops.expand_dims(pad, (1, 2)) if isinstance(pad, Symbol)
-                   else np.expand_dims(pad, (1, 2)))  # fmt: skip
-            mask = pad if mask is None else _combine(mask, pad)
-        q, k, v = parts
-        ctx = ops.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal)
-        n, length = query.shape[0], query.shape[1]
-        out = self.out_proj(ctx.permute(0, 2, 1, 3).reshape(n, length, e))
-        return (out if self.batch_first else out.transpose(0, 1)), None
-
-
 def _filled(x: Symbol, value: int, n: int, dt: DType) -> Symbol:
     """``n`` values ``value`` of ``dt`` in ``x``'s graph: a scalar broadcast there (a norm's
     weight or bias that is not a parameter), not a constant of the feature size."""
     return ops.broadcast_to(x.graph.constant(np.asarray(value, dt.np)), (n,))
-
-
-def _torch_mask(mask: Symbol | np.ndarray | None) -> Any:
-    """PyTorch's MultiheadAttention mask as scaled_dot_product_attention takes it: a bool
-    one inverted (True there means "not allowed"), a float one as it is."""
-    if mask is None:
-        return None
-    is_bool = (mask.dtype == DType.bool) if isinstance(mask, Symbol) else (
-        np.asarray(mask).dtype == np.bool_)  # fmt: skip
-    if not is_bool:
-        return mask
-    return ops.logical_not(mask) if isinstance(mask, Symbol) else ~np.asarray(mask)
-
-
-def _combine(a: Any, b: Any) -> Any:
-    """Two sdpa masks as one: both allow (bool), or their sum (float; bool ones as 0/-inf)."""
-    if all(_is_bool(m) for m in (a, b)):
-        return ops.logical_and(a, b)
-    return _as_float(a) + _as_float(b)
-
-
-def _is_bool(m: Any) -> bool:
-    return bool(m.dtype == DType.bool) if isinstance(m, Symbol) else np.asarray(m).dtype == np.bool_
-
-
-def _as_float(m: Any) -> Any:
-    return ops.where(m, 0.0, -np.inf) if _is_bool(m) else m
 
 
 def _dtype(value: DTypeLike) -> DType:

@@ -156,7 +156,13 @@ class Module:
         weights = to_weights(state_dict, f"{type(self).__name__}.load_state_dict")
         result = check_state(type(self).__name__, specs, weights, strict)
         object.__setattr__(self, "_loaded", weights)
+        for path, m in self.named_modules():
+            m._after_load(weights, path)
         return result
+
+    def _after_load(self, weights: Weights, path: str) -> None:
+        """What a module makes of its data once loaded (named ``path`` + "." + parameter
+        in ``weights``): nothing, but for a quantized :class:`~graphdsl.nn.Linear`."""
 
     def weights(self) -> Weights:
         """The data bound by :meth:`load_state_dict`, for ``export(g, weights=...)`` and

@@ -15,7 +15,8 @@ cumsum), :mod:`~graphdsl.ops.shape`, :mod:`~graphdsl.ops.indexing` (gathers, sca
 :mod:`~graphdsl.ops.pooling` (pooling, ``pad``, ``resize``), :mod:`~graphdsl.ops.layers`
 (``linear``, ``batch_norm``, ``adaptive_avg_pool2d``, ``scaled_dot_product_attention``:
 PyTorch's names),
-:mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``) and
+:mod:`~graphdsl.ops.quant` (``quantize``, ``dequantize``, ``qmatmul``; the numpy helper
+``quantize_weights``) and
 :mod:`~graphdsl.ops.cast`. docs/adding-an-op.md says how to
 add one.
 
@@ -89,7 +90,7 @@ from graphdsl.ops.logic import (
 )
 from graphdsl.ops.nn import logsoftmax, matmul, softmax
 from graphdsl.ops.norm import group_norm, layer_norm, rms_norm
-from graphdsl.ops.quant import dequantize, qmatmul, quantize
+from graphdsl.ops.quant import dequantize, qmatmul, quantize, quantize_weights
 from graphdsl.ops.reduction import all, any, logsumexp, max, mean, min, prod, std, sum, var
 from graphdsl.ops.selection import argmax, argmin, argsort, cumsum, top_k
 from graphdsl.ops.shape import (
@@ -233,6 +234,7 @@ __all__ = [
     "prod",
     "qmatmul",
     "quantize",
+    "quantize_weights",
     "range",
     "relu",
     "repeat_interleave",
@@ -281,6 +283,7 @@ from graphdsl.ops.dynamic import dynamic_range, dynamic_slice, nonzero
 from graphdsl.ops.image import fold, roi_align
 from graphdsl.ops.ordering import bottom_k
 from graphdsl.ops.random import random_normal, random_uniform
+from graphdsl.ops.rotary import rotary_embedding
 from graphdsl.ops.scatter_reduce import (
     scatter_max,
     scatter_min,
@@ -300,6 +303,7 @@ __all__ += [
     "random_uniform",
     "rebind",
     "roi_align",
+    "rotary_embedding",
     "scatter_max",
     "scatter_min",
     "scatter_mul",

@@ -1,26 +1,30 @@
 """Quantization: ``quantize``, ``dequantize`` and ``qmatmul`` (a matmul with a quantized
-weight), as ONNX's QuantizeLinear and DequantizeLinear (opset 21) define them, for int8 and
-uint8 (graphdsl has no int4/uint4 dtypes).
+weight), as ONNX's QuantizeLinear and DequantizeLinear (opset 21) define them, for int8,
+uint8, int4 and uint4; and ``quantize_weights``, a numpy helper that quantizes a float weight
+for ``qmatmul`` (no graph).
 
-A quantized value q of dtype int8 or uint8 stands for the reals (q - zero_point) * scale. The
-scale is per tensor (a scalar or one element), per channel (1-D, as long as ``axis``) or
-blocked (``block_size`` consecutive elements along ``axis`` share one: the scale has the
-value's rank, ceil(n / block_size) along ``axis`` and the value's sizes elsewhere). The zero
-point, if given, has the scale's shape and the quantized dtype; else it is 0.
+A quantized value q of dtype int8, uint8, int4 or uint4 stands for the reals
+(q - zero_point) * scale. The scale is per tensor (a scalar or one element), per channel
+(1-D, as long as ``axis``) or blocked (``block_size`` consecutive elements along ``axis``
+share one: the scale has the value's rank, ceil(n / block_size) along ``axis`` and the
+value's sizes elsewhere). The zero point, if given, has the scale's shape and the quantized
+dtype; else it is 0.
 
 The type rules keep the mixed dtypes apart, explicitly. The quantized operand and its zero
-point are int8 or uint8 and never promote: the op converts q to reals by its own formula, so
-no cast of q into float is ever inserted. The float operands (x and scale of quantize and
-qmatmul; the scale of dequantize) promote together under the graph's policy and must join to
-float32, float16 or bfloat16, the scale types ONNX allows; a scale given as a Python number
-joins as a literal (alone, in dequantize, it is a float32). So the only casts
+point are int8, uint8, int4 or uint4 and never promote: the op converts q to reals by its
+own formula, so no cast of q into float is ever inserted. The float operands (x and scale of
+quantize and qmatmul; the scale of dequantize) promote together under the graph's policy and
+must join to float32, float16 or bfloat16, the scale types ONNX allows; a scale given as a
+Python number joins as a literal (alone, in dequantize, it is a float32). So the only casts
 ``implicit_cast`` inserts for these ops are those of that join, which ``explain()`` words as
 it does for any op.
 
 float16 and bfloat16 compute in float32, as onnxruntime's kernels do (measured on 1.32):
-quantize divides in float32 (one rounding), then rounds half to even; (q - zero_point) *
-scale is exact in float32 for every int8/uint8 q and float16/bfloat16 scale, so dequantize
-rounds once, to the scale's dtype.
+quantize divides in float32 (one rounding), then rounds half to even; q - zero_point is exact
+(at most 9 bits) and its product with the scale rounds once: in float32 for a float32 scale
+(the product of a 9-bit integer and a 24-bit scale may need 33 bits), exactly in float32 for
+a float16 or bfloat16 scale, then once to the scale's dtype. onnxruntime's DequantizeLinear
+gives those same bits for every quantized dtype here (measured on 1.31 and 1.32).
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ from graphdsl.policies import Policy
 from graphdsl.shapes import Shape, ShapeError, dim_repr, format_shape, normalize_axis
 from graphdsl.types import OpTypeError, TensorType
 
-__all__ = ["dequantize", "qmatmul", "quantize"]
+__all__ = ["dequantize", "qmatmul", "quantize", "quantize_weights"]
 
-QUANTIZED = (DType.int8, DType.uint8)
+QUANTIZED = (DType.int8, DType.uint8, DType.int4, DType.uint4)
 SCALE_DTYPES = (DType.float32, DType.float16, DType.bfloat16)
 
 
@@ -51,8 +55,8 @@ def quantize(
     axis: int | None = None,
     block_size: int | None = None,
 ) -> Symbol:
-    """saturate(round(x / scale) + zero_point) in ``dtype`` (int8 or uint8), as ONNX's
-    QuantizeLinear: the division in float32 (float16/bfloat16 operands widen exactly),
+    """saturate(round(x / scale) + zero_point) in ``dtype`` (int8, uint8, int4 or uint4), as
+    ONNX's QuantizeLinear: the division in float32 (float16/bfloat16 operands widen exactly),
     rounding half to even, the zero point added, then clamped to the dtype's range; NaN
     gives the dtype's lowest value (onnxruntime's kernel; ONNX leaves it open).
 
@@ -85,12 +89,13 @@ def dequantize(
     axis: int | None = None,
     block_size: int | None = None,
 ) -> Symbol:
-    """(q - zero_point) * scale, as ONNX's DequantizeLinear: q is int8 or uint8, the result
-    has the scale's dtype (float32, float16 or bfloat16) and q's shape.
+    """(q - zero_point) * scale, as ONNX's DequantizeLinear: q is int8, uint8, int4 or uint4,
+    the result has the scale's dtype (float32, float16 or bfloat16) and q's shape.
 
     ``scale`` is a scalar (per tensor), 1-D along ``axis`` (per channel), or blocked along
     ``axis`` with ``block_size`` (see the module's doc); ``zero_point`` has its shape and
-    q's dtype. The product is exact in float32 and rounds once to the scale's dtype.
+    q's dtype. The product rounds once: in float32 for a float32 scale, else exactly in
+    float32, then to the scale's dtype.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("dq", input_types={"q": gd.TensorType(gd.uint8, (2, 4))})
@@ -123,8 +128,11 @@ def qmatmul(
 
     x and scale promote together (float32, float16 or bfloat16): the weight dequantizes to
     that dtype (rounded once), and the product is a matmul in it (narrow floats accumulate in
-    float32 and round once, as ``matmul``). The ONNX export keeps the weight int8/uint8:
-    DequantizeLinear of the stored weight, then MatMul.
+    float32 and round once, as ``matmul``). The ONNX export keeps the weight in its dtype
+    (a constant int4/uint4 weight as an INT4/UINT4 initializer): DequantizeLinear of the
+    stored weight, then MatMul; ``export(exact=False)`` makes a constant 4-bit weight in
+    blocks of K onnxruntime's MatMulNBits (exporters/onnx/_lower/quant.py states its bound).
+    :func:`quantize_weights` makes such a weight from a float one.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("qmm", input_types={"x": gd.TensorType(gd.float32, ("batch", 3))})
@@ -139,6 +147,142 @@ def qmatmul(
     """
     args = (x, q_weight, scale) if zero_point is None else (x, q_weight, scale, zero_point)
     return op("qmatmul", *args, axis=axis, block_size=block_size)
+
+
+def quantize_weights(
+    w: Any,
+    dtype: DType | str = "int4",
+    block_size: int | None = 32,
+    axis: int = 0,
+    symmetric: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Quantize a float weight with numpy (no graph): ``(q, scale, zero_point)`` for
+    ``gd.ops.qmatmul(x, q, scale, zero_point, axis=axis, block_size=block_size)``, which
+    then computes x @ w with w dequantized, (q - zero_point) * scale.
+
+    ``w`` is a float array ([K, N] for qmatmul: in features along axis 0, as x @ w), taken
+    as float32 (every float dtype but float64 converts exactly; float64 rounds to nearest);
+    it must be finite. ``block_size`` consecutive entries along ``axis`` share a scale, the
+    last block cut short where ``block_size`` does not divide the axis (the default: blocks
+    of 32 along K); ``block_size=None`` gives one scale per index of ``axis`` (per channel:
+    ``axis=1`` for the output channels of a [K, N] weight). ``scale`` is float32 in the
+    layout the quantization ops take (module doc); ``q`` and the zero point are arrays of
+    ``dtype`` (int4, uint4, int8 or uint8; ml_dtypes' types for the 4-bit ones).
+
+    Each block's scale and zero point, from its smallest entry ``lo`` and largest ``hi``
+    (both taken with 0, so that 0 is represented exactly), over the dtype's range
+    [qmin, qmax] ([-8, 7] for int4, [0, 15] for uint4):
+
+    - ``symmetric=True`` (int4 or int8 only): scale = max(-lo, hi) / qmax (7 for int4),
+      computed in float64 and rounded to nearest float32; no zero point (None). q lies in
+      [-qmax, qmax]: the lowest value (-8, -128) is never used, the grid is symmetric.
+    - ``symmetric=False`` (any of the four dtypes; uint4 is the usual one): scale =
+      (hi - lo) / (qmax - qmin), computed and rounded so too; zero point =
+      round(qmin - lo / scale) in float64, half to even, clipped to [qmin, qmax].
+
+    A block whose scale is 0 (all zeros, or entries so small that the scale underflows
+    float32) takes scale 1. Then q = clip(round(w / scale) + zero_point, qmin, qmax), the
+    division in float32 and rounding half to even: exactly what ``gd.ops.quantize(w, scale,
+    zero_point, dtype, axis, block_size)`` computes (the same numpy reference). So each entry,
+    dequantized, lies within scale / 2 of w, up to a few float32 roundings of the scale and
+    quotient.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> w = np.array([[0.35, -1.4], [0.2, 0.7], [-0.7, 0.0], [0.1, 3.5]], np.float32)
+    >>> q, scale, zp = gd.ops.quantize_weights(w, block_size=2)  # int4, blocks of 2 rows
+    >>> q.dtype, q.tolist(), zp
+    (dtype(int4), [[7, -7], [4, 4], [-7, 0], [1, 7]], None)
+    >>> scale  # max |w| / 7 per block and column
+    array([[0.05, 0.2 ],
+           [0.1 , 0.5 ]], dtype=float32)
+    >>> g = gd.Graph("lin", input_types={"x": gd.TensorType(gd.float32, ("batch", 4))})
+    >>> g.output(gd.ops.qmatmul(g.inputs[0], q, scale, zp, axis=0, block_size=2))
+    >>> deq = gd.evaluate(g, {"x": np.eye(4, dtype=np.float32)})[0]  # the weight it uses
+    >>> deq.round(4)  # 0.7 / 0.2 = 3.5 rounds to 4 (half to even): 0.8
+    array([[ 0.35, -1.4 ],
+           [ 0.2 ,  0.8 ],
+           [-0.7 ,  0.  ],
+           [ 0.1 ,  3.5 ]], dtype=float32)
+    """
+    to = _weight_dtype(dtype, symmetric)
+    arr = np.asarray(w)
+    try:
+        wd = _as_dtype(arr.dtype)
+    except DTypeError:
+        wd = None
+    if wd is None or wd.kind is not Kind.float:
+        raise TypeError(
+            f"quantize_weights: w must be a float array, got dtype {arr.dtype}; convert it "
+            "(np.asarray(w, np.float32))"
+        )
+    if arr.ndim == 0:
+        raise ShapeError("quantize_weights: w must have at least one dimension, got a scalar")
+    ax = normalize_axis(axis, arr.ndim)
+    if block_size is not None and (
+        isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1
+    ):
+        raise ShapeError(
+            f"quantize_weights: block_size must be a positive int or None, got {block_size!r}"
+        )
+    with np.errstate(over="ignore"):
+        x = arr.astype(np.float32)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(
+            "quantize_weights: w holds NaN or infinite values (after its conversion to "
+            "float32), which no scale represents; replace them first"
+        )
+    lo, hi = _block_range(x, ax, block_size)
+    qmin, qmax = float(to.min), float(to.max)
+    if symmetric:
+        scale = (np.maximum(-lo, hi) / qmax).astype(np.float32)
+    else:
+        scale = ((hi - lo) / (qmax - qmin)).astype(np.float32)
+    scale[scale == 0] = 1
+    zp = None
+    if not symmetric:
+        z = np.clip(np.rint(qmin - lo / scale.astype(np.float64)), qmin, qmax)
+        zp = z.astype(to.np)
+    attrs = {"axis": ax, "block_size": block_size}
+    args = [x, scale] if zp is None else [x, scale, zp]
+    q = _quantize_impl(args, attrs, TensorType(to, x.shape))
+    return q, scale, zp
+
+
+_as_dtype = dtype  # (quantize_weights' parameter ``dtype`` hides the function)
+
+
+def _weight_dtype(d: DType | str, symmetric: bool) -> DType:
+    try:
+        to = _as_dtype(d)
+    except DTypeError as e:
+        raise TypeError(f"quantize_weights: dtype: {e}") from None
+    if to not in QUANTIZED:
+        raise TypeError(
+            f"quantize_weights: dtype must be int4, uint4, int8 or uint8, not {to.name}"
+        )
+    if symmetric and to.kind is not Kind.signed:
+        raise ValueError(
+            f"quantize_weights: symmetric quantization needs a signed dtype (int4 or int8), "
+            f"not {to.name}: pass symmetric=False for {to.name} (with a zero point), or "
+            "dtype='int4'"
+        )
+    return to
+
+
+def _block_range(x: np.ndarray, axis: int, block: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's (or channel's) smallest and largest entry, each taken with 0, in float64,
+    in the scale's layout: ceil(n / block) along ``axis`` (the value's sizes elsewhere), or
+    1-D along ``axis`` when ``block`` is None."""
+    if block is None:
+        others = tuple(i for i in range(x.ndim) if i != axis)
+        lo, hi = x.min(axis=others, initial=0.0), x.max(axis=others, initial=0.0)
+    else:
+        n = x.shape[axis]
+        blocks = -(-n // block)
+        pad = [(0, blocks * block - n) if i == axis else (0, 0) for i in range(x.ndim)]
+        xb = np.pad(x, pad).reshape((*x.shape[:axis], blocks, block, *x.shape[axis + 1 :]))
+        lo, hi = xb.min(axis=axis + 1, initial=0.0), xb.max(axis=axis + 1, initial=0.0)
+    return lo.astype(np.float64), hi.astype(np.float64)
 
 
 # ---------------------------------------------------------------------------- rules
@@ -179,7 +323,7 @@ def _quantized(name: str, role: str, t: TensorType, types: Sequence[TensorType])
         )
         raise OpTypeError(
             f"operand types {types_str(types)} (in argument order): {name}'s {role} must be "
-            f"int8 or uint8 (graphdsl has no int4/uint4), but it is {t}; {fix}"
+            f"int8, uint8, int4 or uint4, but it is {t}; {fix}"
         )
     return t.dtype
 
@@ -253,8 +397,8 @@ def _quantize_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) ->
         raise OpTypeError(f"quantize: dtype: {e}") from None
     if to not in QUANTIZED:
         raise OpTypeError(
-            f"quantize to int8 or uint8 (graphdsl has no int4/uint4), not {to.name}; pass "
-            "dtype=gd.int8 or dtype=gd.uint8"
+            f"quantize to int8, uint8, int4 or uint4, not {to.name}; pass dtype=gd.int8 (or "
+            "gd.uint8, gd.int4, gd.uint4)"
         )
     attrs["dtype"] = to
     c = _float_dtype(p, "quantize", [("x", x), ("scale", scale)], types)
@@ -350,8 +494,8 @@ def _qmatmul_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType
 
 
 define(quantize, _quantize_rule, _quantize_impl,
-       "floating x and scale (float32/float16/bfloat16); int8/uint8 result")  # fmt: skip
+       "floating x and scale (float32/float16/bfloat16); int8/uint8/int4/uint4 result")  # fmt: skip
 define(dequantize, _dequantize_rule, _dequantize_impl,
-       "int8/uint8 q; float32/float16/bfloat16 scale")  # fmt: skip
+       "int8/uint8/int4/uint4 q; float32/float16/bfloat16 scale")  # fmt: skip
 define(qmatmul, _qmatmul_rule, _qmatmul_impl,
-       "floating x and scale (float32/float16/bfloat16); int8/uint8 weight")  # fmt: skip
+       "floating x and scale (float32/float16/bfloat16); int8/uint8/int4/uint4 weight")  # fmt: skip

@@ -1,0 +1,267 @@
+"""Text generation with a KV cache: :class:`Generator` and :func:`generate`, on a decoder model
+exported with graphdsl (examples/hf_llama.py builds one), on onnxruntime.
+
+The decoder's signature (names as examples/hf_llama.py gives them; the layer count, the
+key/value heads, the head size and the cache dtype are read from the model):
+
+* inputs ``input_ids`` int64 ``(batch, seq)``, ``attention_mask`` int64 ``(batch, past +
+  seq)`` (1 for a token, 0 for left padding), ``position_ids`` int64 ``(batch, seq)``, and
+  per layer i ``past_key_<i>`` and ``past_value_<i>`` ``(batch, kv_heads, past, head_dim)``;
+* outputs ``logits`` ``(batch, seq, vocab)`` and per layer ``present_key_<i>`` and
+  ``present_value_<i>`` ``(batch, kv_heads, past + seq, head_dim)``.
+
+The prompt is the first step (past 0); each later step feeds one token per row and the
+previous step's presents as the pasts. The presents stay onnxruntime OrtValues on the
+session's device (CUDA device 0 for a CUDA session) from step to step; only the last
+position's logits come to the host, where the next token is chosen. The model's signature
+is checked once, when the Generator is made, and the prompt once per call: a step binds its
+inputs and outputs with onnxruntime's IO binding and runs, with no Python-side checks.
+
+Token choice follows transformers' ``generate``: greedy is the first index of the largest
+logit; sampling applies ``temperature``, then ``top_k``, then ``top_p`` (the smallest set of
+the most likely tokens whose probabilities reach ``top_p``, at least one), then draws from
+the softmax with numpy's ``default_rng(seed)``. A row that produced an ``eos_token_id``
+is finished: its later tokens are ``pad_token_id``; generation stops when every row is
+finished or after ``max_new_tokens``. Position ids are ``cumsum(attention_mask) - 1``
+(1 where the mask is 0), as transformers makes them for left-padded batches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+from onnx import ModelProto
+
+from exporters.onnx._run import RunError
+from exporters.onnx._session import Session
+from graphdsl.graph import Graph
+
+__all__ = ["Generator", "generate"]
+
+_NP = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+       "tensor(double)": np.float64}  # fmt: skip
+_LAYER = re.compile(r"past_key_(\d+)$")
+
+
+class Generator:
+    """A decoder (a Graph, a ModelProto or a path; the signature in the module docstring)
+    on onnxruntime, ready to generate: ``providers`` and ``kwargs`` are
+    :class:`~exporters.onnx.Session`'s (``threads=``, ...).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import Generator
+    >>> g = gd.Graph("counter", input_types={
+    ...     "input_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+    ...     "attention_mask": gd.TensorType(gd.int64, ("batch", "total")),
+    ...     "position_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+    ...     "past_key_0": gd.TensorType(gd.float32, ("batch", 1, "past", 1)),
+    ...     "past_value_0": gd.TensorType(gd.float32, ("batch", 1, "past", 1))})
+    >>> ids, mask, pos, pk, pv = g.inputs
+    >>> logits = gd.ops.one_hot((ids + 1) % 5, 5).cast(gd.float32)  # next token: id + 1
+    >>> kv = ids.cast(gd.float32)[:, None, :, None]
+    >>> g.output(logits=logits, present_key_0=gd.ops.concat([pk, kv], axis=2),
+    ...          present_value_0=gd.ops.concat([pv, kv], axis=2))
+    >>> Generator(g).generate(np.array([[0, 1]]), max_new_tokens=4)
+    array([[0, 1, 2, 3, 4, 0]])
+    """
+
+    def __init__(
+        self,
+        model: Graph | ModelProto | str | os.PathLike[str],
+        providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.session = Session(model, providers, **kwargs)
+        sess = self.session.inference_session
+        inputs = {i.name: i for i in sess.get_inputs()}
+        outputs = {o.name for o in sess.get_outputs()}
+        layers = sorted(int(m.group(1)) for n in inputs if (m := _LAYER.match(n)))
+        self.layers = len(layers)
+        want_in = {"input_ids", "attention_mask", "position_ids"}
+        want_in |= {f"past_{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")}
+        want_out = {"logits"} | {f"present_{kv}_{i}" for i in range(self.layers)
+                                 for kv in ("key", "value")}  # fmt: skip
+        problems = []
+        if layers != list(range(self.layers)) or not layers:
+            problems.append(f"past_key_<i> inputs for layers 0..n-1, got layers {layers}")
+        if set(inputs) != want_in:
+            problems.append(f"inputs {sorted(want_in)}, got {sorted(inputs)}")
+        if not want_out <= outputs:
+            problems.append(f"outputs {sorted(want_out)}, got {sorted(outputs)}")
+        for name in ("input_ids", "attention_mask", "position_ids"):
+            if name in inputs and inputs[name].type != "tensor(int64)":
+                problems.append(f"{name} of int64, got {inputs[name].type}")
+        if not problems:
+            past = inputs["past_key_0"]
+            self.cache_dtype = _NP.get(past.type)
+            shape = past.shape
+            if self.cache_dtype is None or len(shape) != 4:
+                problems.append(f"past_key_0 a float (batch, heads, past, head_dim), got "
+                                f"{past.type} {shape}")  # fmt: skip
+            elif not (isinstance(shape[1], int) and isinstance(shape[3], int)):
+                problems.append(f"past_key_0 with static heads and head_dim, got {shape}")
+            else:
+                self.kv_heads, self.head_dim = int(shape[1]), int(shape[3])
+        if problems:
+            raise RunError(
+                "Generator: the model is not a decoder with a KV cache as "
+                "exporters/onnx/_generate.py describes it: expected " + "; ".join(problems)
+            )
+        self._outputs = ["logits"] + [f"present_{kv}_{i}" for i in range(self.layers)
+                                      for kv in ("key", "value")]  # fmt: skip
+        self._device = self.session.device
+
+    # ------------------------------------------------------------------------ public
+    def generate(self, input_ids: Any, attention_mask: Any = None, **options: Any) -> np.ndarray:
+        """The prompts followed by the tokens generated, int64 ``(batch, prompt + new)``
+        (as transformers' ``generate`` returns them); ``options`` as :meth:`stream`'s."""
+        ids, mask = self._prompt(input_ids, attention_mask)
+        steps = list(self.stream(ids, mask, **options))
+        new = np.stack(steps, axis=1) if steps else np.zeros((ids.shape[0], 0), np.int64)
+        return np.concatenate([ids, new], axis=1)
+
+    def stream(
+        self,
+        input_ids: Any,
+        attention_mask: Any = None,
+        *,
+        max_new_tokens: int = 32,
+        do_sample: bool = False,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        seed: int | None = None,
+        eos_token_id: int | Sequence[int] | None = None,
+        pad_token_id: int | None = None,
+    ) -> Iterator[np.ndarray]:
+        """The next token of each row, int64 ``(batch,)``, one step at a time: greedy, or
+        sampled with ``temperature``, ``top_k``, ``top_p`` from ``seed`` (module docstring).
+        ``attention_mask`` (1 for a token, 0 for left padding) defaults to all ones."""
+        ids, mask = self._prompt(input_ids, attention_mask)
+        choose = _chooser(do_sample, temperature, top_k, top_p, seed)
+        stops = _ints(eos_token_id, "eos_token_id")
+        pad = int(pad_token_id if pad_token_id is not None else (stops[0] if stops else 0))
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+        batch = ids.shape[0]
+        positions = np.cumsum(mask, axis=-1) - 1
+        positions[mask == 0] = 1
+        empty = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.cache_dtype)
+        cache = [self._ortvalue(empty)] * (2 * self.layers)
+        unfinished = np.ones(batch, np.bool_)
+        for _ in range(max_new_tokens):
+            logits, cache = self._step(ids, mask, positions, cache)
+            token = choose(logits)
+            token = np.where(unfinished, token, pad)
+            if stops:
+                unfinished &= ~np.isin(token, stops)
+            yield token
+            if not unfinished.any():
+                return
+            ids = token[:, None]
+            mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], axis=1)
+            positions = positions[:, -1:] + 1
+
+    # ------------------------------------------------------------------------ steps
+    def _prompt(self, input_ids: Any, attention_mask: Any) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.asarray(input_ids)
+        if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.shape[1] == 0:
+            raise ValueError(f"input_ids must be integers (batch, prompt) with a prompt of at "
+                             f"least one token, got {ids.dtype} {ids.shape}")  # fmt: skip
+        mask = np.ones(ids.shape, np.int64) if attention_mask is None else np.asarray(
+            attention_mask)  # fmt: skip
+        if mask.shape != ids.shape or mask.dtype.kind not in "iub":
+            raise ValueError(f"attention_mask must be ints of the prompt's shape {ids.shape}, "
+                             f"got {mask.dtype} {mask.shape}")  # fmt: skip
+        if not mask.astype(np.bool_)[:, -1].all():
+            raise ValueError("attention_mask: each prompt must end with a token (pad on the "
+                             "left, as decoder-only models are batched)")  # fmt: skip
+        return ids.astype(np.int64), mask.astype(np.int64)
+
+    def _ortvalue(self, a: np.ndarray) -> Any:
+        kind, index = self._device
+        if kind == "cpu":
+            return ort.OrtValue.ortvalue_from_numpy(a)
+        return ort.OrtValue.ortvalue_from_numpy(a, kind, index)
+
+    def _step(self, ids: np.ndarray, mask: np.ndarray, positions: np.ndarray,
+              cache: list[Any]) -> tuple[np.ndarray, list[Any]]:  # fmt: skip
+        sess = self.session.inference_session
+        binding = sess.io_binding()
+        binding.bind_ortvalue_input("input_ids", self._ortvalue(np.ascontiguousarray(ids)))
+        binding.bind_ortvalue_input("attention_mask", self._ortvalue(mask))
+        binding.bind_ortvalue_input("position_ids",
+                                    self._ortvalue(np.ascontiguousarray(positions)))  # fmt: skip
+        for i in range(self.layers):
+            binding.bind_ortvalue_input(f"past_key_{i}", cache[2 * i])
+            binding.bind_ortvalue_input(f"past_value_{i}", cache[2 * i + 1])
+        kind, index = self._device
+        for name in self._outputs:
+            binding.bind_output(name, kind, index)
+        sess.run_with_iobinding(binding)
+        outs = binding.get_outputs()
+        logits = outs[0].numpy()[:, -1, :]
+        return logits, list(outs[1:])
+
+
+def generate(
+    model: Graph | ModelProto | str | os.PathLike[str] | Generator,
+    input_ids: Any,
+    attention_mask: Any = None,
+    **options: Any,
+) -> np.ndarray:
+    """``Generator(model).generate(input_ids, attention_mask, **options)``: the prompts and
+    the tokens generated (options: ``max_new_tokens``, ``do_sample``, ``temperature``,
+    ``top_k``, ``top_p``, ``seed``, ``eos_token_id``, ``pad_token_id``). Make a
+    :class:`Generator` once to generate many times from one session."""
+    gen = model if isinstance(model, Generator) else Generator(model)
+    return gen.generate(input_ids, attention_mask, **options)
+
+
+def _ints(v: int | Sequence[int] | None, what: str) -> list[int]:
+    if v is None:
+        return []
+    items = [v] if isinstance(v, (int, np.integer)) else list(v)
+    if not all(isinstance(i, (int, np.integer)) for i in items):
+        raise ValueError(f"{what} must be an int or a list of ints, got {v!r}")
+    return [int(i) for i in items]
+
+
+def _chooser(do_sample: bool, temperature: float, top_k: int, top_p: float,
+             seed: int | None) -> Any:  # fmt: skip
+    """The next-token rule: greedy, or transformers' temperature, top-k, top-p sampling."""
+    if not do_sample:
+        return lambda logits: np.argmax(logits, axis=-1).astype(np.int64)
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature!r}")
+    if not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"top_k must be an int >= 0 (0: no limit), got {top_k!r}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    rng = np.random.default_rng(seed)
+
+    def sample(logits: np.ndarray) -> np.ndarray:
+        scores = logits.astype(np.float64) / temperature
+        if top_k and top_k < scores.shape[-1]:
+            kth = np.sort(scores, axis=-1)[:, -top_k][:, None]
+            scores = np.where(scores < kth, -np.inf, scores)
+        if top_p < 1:
+            order = np.argsort(scores, axis=-1, kind="stable")  # ascending, as transformers
+            ranked = np.take_along_axis(scores, order, axis=-1)
+            probs = np.exp(ranked - ranked[:, -1:])
+            probs /= probs.sum(axis=-1, keepdims=True)
+            drop = np.cumsum(probs, axis=-1) <= 1 - top_p
+            drop[:, -1] = False  # keep at least the most likely token
+            removed = np.zeros_like(drop)
+            np.put_along_axis(removed, order, drop, axis=-1)
+            scores = np.where(removed, -np.inf, scores)
+        probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        probs /= probs.sum(axis=-1, keepdims=True)
+        return np.array([rng.choice(len(p), p=p) for p in probs], np.int64)
+
+    return sample
