@@ -302,6 +302,24 @@ def test_split_chunk_stack_tile_repeat_equal_numpy() -> None:
     assert got[0].dtype == gd.bfloat16.np and got[6].dtype == gd.bfloat16.np  # stack promotes
 
 
+def test_split_by_one_int_is_torchs() -> None:
+    """gd.ops.split(t, 3): pieces of 3 along a static axis, the last one shorter, as
+    torch.split (it raised a bare "'int' object is not iterable"); a symbolic axis or a
+    size < 1 is a clear error."""
+    g = _graph(gd.TensorType(gd.float32, ("b", 7)))
+    (x,) = g.inputs
+    parts = gd.ops.split(x, 3, axis=1)
+    assert [p.shape[1] for p in parts] == [3, 3, 1]
+    g.output(*parts)
+    xs = RNG.standard_normal((2, 7)).astype(np.float32)
+    for r, w in zip(_both(g, xs), np.split(xs, [3, 6], axis=1), strict=True):
+        floats.assert_bits(r, w)
+    with pytest.raises(gd.OpTypeError, match=r"axis 0 of .* is 'b': give the sizes as a list"):
+        gd.ops.split(x, 2)
+    with pytest.raises(gd.OpTypeError, match=r"split\(x, 0\)"):
+        gd.ops.split(x, 0, axis=1)
+
+
 def test_one_onnx_split_serves_every_piece() -> None:
     g = _graph(gd.TensorType(gd.float32, ("b", 12)))
     (x,) = g.inputs

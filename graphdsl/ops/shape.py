@@ -424,9 +424,11 @@ def stack(values: Sequence[Operand], axis: int = 0) -> Symbol:
     return concat([expand_dims(v, ax) for v in values], axis=ax)
 
 
-def split(x: Operand, split_sizes: Sequence[int | str], axis: int = 0) -> list[Symbol]:
+def split(x: Operand, split_sizes: int | Sequence[int | str], axis: int = 0) -> list[Symbol]:
     """Cut ``x`` along ``axis`` into pieces of ``split_sizes`` (MAX's ``split``; they must add
-    up to the axis). Each piece is a node of op ``split``; the ONNX exporter emits one Split.
+    up to the axis). One int ``n`` cuts a static axis into pieces of ``n``, the last one
+    shorter where ``n`` does not divide it (``torch.split``'s). Each piece is a node of op
+    ``split``; the ONNX exporter emits one Split.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("split", input_types={"x": gd.TensorType(gd.float32, ('b', 12))})
@@ -437,9 +439,34 @@ def split(x: Operand, split_sizes: Sequence[int | str], axis: int = 0) -> list[S
     >>> g.output(v)
     >>> gd.evaluate(g, {"x": np.arange(12, dtype=np.float32).reshape(1, 12)})[0]
     array([[ 8.,  9., 10., 11.]], dtype=float32)
+    >>> [str(p.type) for p in gd.ops.split(x, 5, axis=1)]
+    ['float32[b, 5]', 'float32[b, 5]', 'float32[b, 2]']
     """
-    sizes = tuple(split_sizes)
+    sizes: tuple[int | str, ...]
+    if isinstance(split_sizes, (int, np.integer)) and not isinstance(split_sizes, bool):
+        sizes = _even_pieces(x, int(split_sizes), axis)
+    elif isinstance(split_sizes, Sequence) and not isinstance(split_sizes, str):
+        sizes = tuple(split_sizes)
+    else:
+        raise OpTypeError(
+            f"split: split_sizes must be one int (the size of each piece) or a list of "
+            f"sizes, got {split_sizes!r}"
+        )
     return [op("split", x, sizes=sizes, axis=axis, index=k) for k in range(len(sizes))]
+
+
+def _even_pieces(x: Operand, n: int, axis: int) -> tuple[int, ...]:
+    """Pieces of ``n`` along a static axis of ``x``, the last one shorter (torch.split)."""
+    shape = x.shape if isinstance(x, Symbol) else np.shape(x)
+    if not shape:
+        raise ShapeError("split needs a value of rank >= 1; a scalar has no axis to cut")
+    size = shape[normalize_axis(axis, len(shape))]
+    if n < 1 or not isinstance(size, int):
+        raise OpTypeError(
+            f"split(x, {n}): one int cuts a static axis into pieces of that size (>= 1); axis "
+            f"{axis} of {format_shape(tuple(shape))} is {dim_repr(size)}: give the sizes as a list"
+        )
+    return (n,) * (size // n) + ((size % n,) if size % n else ())
 
 
 def _split_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
