@@ -20,7 +20,7 @@ stream from one run of a session to the next.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,16 +65,13 @@ def random_uniform(
     >>> gd.evaluate(g, {"seed": np.int64(7)})[0].round(6)
     array([0.721508, 0.649704, 0.549374])
     """
-    if isinstance(seed, Symbol) and _typed_only(seed.graph.policy, dtype):
-        with seed.graph:  # (typed only: never computed, so no seed to read)
-            return op("random_uniform", shape=tuple(shape), dtype=dtype, low=float(low),
-                      high=float(high), seed=0)  # fmt: skip
-    if isinstance(seed, Symbol):
-        u = _keyed_unit(seed, shape, "random_uniform", 0)
-        return _finish(u * float(high - low) + float(low) if (low, high) != (0, 1) else u,
-                       dtype)  # fmt: skip
-    return op("random_uniform", shape=tuple(shape), dtype=dtype, low=float(low),
-              high=float(high), seed=int(seed))  # fmt: skip
+
+    def keyed(s: Symbol) -> Symbol:
+        u = _keyed_unit(s, shape, "random_uniform", 0)
+        return u * float(high - low) + float(low) if (low, high) != (0, 1) else u
+
+    return _draw("random_uniform", shape, dtype, {"low": float(low), "high": float(high)},
+                 seed, keyed)  # fmt: skip
 
 
 def random_normal(
@@ -97,17 +94,27 @@ def random_normal(
     With an int64 scalar Symbol as ``seed``, the draw is Box-Muller on two keyed uniform
     streams: ``sqrt(-2 log(1 - u1)) * cos(2 pi u2)``.
     """
-    if isinstance(seed, Symbol) and _typed_only(seed.graph.policy, dtype):
-        with seed.graph:  # (typed only: never computed, so no seed to read)
-            return op("random_normal", shape=tuple(shape), dtype=dtype, mean=float(mean),
-                      std=float(std), seed=0)  # fmt: skip
-    if isinstance(seed, Symbol):
-        u1 = _keyed_unit(seed, shape, "random_normal", 0)
-        u2 = _keyed_unit(seed, shape, "random_normal", 1)
+
+    def keyed(s: Symbol) -> Symbol:
+        u1 = _keyed_unit(s, shape, "random_normal", 0)
+        u2 = _keyed_unit(s, shape, "random_normal", 1)
         z = sqrt(log(1.0 - u1) * -2.0) * cos(u2 * (2 * np.pi))
-        return _finish(z * float(std) + float(mean) if (mean, std) != (0, 1) else z, dtype)
-    return op("random_normal", shape=tuple(shape), dtype=dtype, mean=float(mean),
-              std=float(std), seed=int(seed))  # fmt: skip
+        return z * float(std) + float(mean) if (mean, std) != (0, 1) else z
+
+    return _draw("random_normal", shape, dtype, {"mean": float(mean), "std": float(std)},
+                 seed, keyed)  # fmt: skip
+
+
+def _draw(name: str, shape: Sequence[int | str], dtype: DType, params: dict[str, float],
+          seed: int | Symbol, keyed: Callable[[Symbol], Symbol]) -> Symbol:  # fmt: skip
+    """The op ``name`` of an int seed; ``keyed`` (the counter-based draw, in float64) of a
+    Symbol seed, cast to ``dtype``; a typed-only node where the policy types and refuses."""
+    if not isinstance(seed, Symbol):
+        return op(name, shape=tuple(shape), dtype=dtype, **params, seed=int(seed))
+    if _typed_only(seed.graph.policy, dtype):
+        with seed.graph:  # (typed only: never computed, so no seed to read)
+            return op(name, shape=tuple(shape), dtype=dtype, **params, seed=0)
+    return _finish(keyed(seed), dtype)
 
 
 _GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's increment and its two mixing multipliers
