@@ -15,7 +15,7 @@ Variants, each exported by graphdsl and run on onnxruntime's CPU provider:
 - ``MatMulNBits level 0`` / ``level 4``: ``export(exact=False, accuracy_level=0)`` /
   ``4``: onnxruntime's MatMulNBits, the weight 4-bit in memory;
   level 0 computes in float32, level 4 quantizes x to int8 per block (bounds:
-  exporters/onnx/_lower/quant.py).
+  exporters/onnx/_lower/nbits.py).
 
 A figure is the median over ``--rounds`` rounds of one call's time (each round times every
 variant in turn, ``--calls`` calls each after a warm-up). "MB" is the model file's size

@@ -6,7 +6,7 @@ Comparisons follow tests/floats.py. quantize and dequantize round once: bit for 
 both backends. The exact export's matmul sums in float32 in its own order:
 ``floats.assert_matmul`` (bit for bit where the sums are exact by construction, else within
 ``floats.dot_bound``). MatMulNBits computes otherwise; :func:`nbits_bound` is the bound
-exporters/onnx/_lower/quant.py derives for each accuracy level (its derivation is there),
+exporters/onnx/_lower/nbits.py derives for each accuracy level (its derivation is there),
 evaluated here from the operands. Each test names what it would catch.
 """
 
@@ -68,7 +68,7 @@ def nbits_bound(
     x: np.ndarray, q: np.ndarray, zp: np.ndarray | None, scale: np.ndarray, block: int,
     level: int, got: np.ndarray, want: np.ndarray,
 ) -> np.ndarray:  # fmt: skip
-    """exporters/onnx/_lower/quant.py's bound for MatMulNBits against the reference, per
+    """exporters/onnx/_lower/nbits.py's bound for MatMulNBits against the reference, per
     output element: with codes c and z in [0, 15] (int4's plus 8; int4 without a zero point:
     z = 8, uint4 without one: z = 0), M = sum_k |x_k| |s_k| (c_k + z_k) and, for level 4,
     Q = sum_k |s_k| (c_k + z_k) m_k / 254 (m_k: the largest |x| of k's block of K),

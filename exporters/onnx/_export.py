@@ -20,7 +20,7 @@ from exporters.onnx._carried import CARRIED_KEY, CARRIER
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
-from exporters.onnx._lower.quant import NBITS_ACCURACY_LEVELS
+from exporters.onnx._lower.nbits import NBITS_ACCURACY_LEVELS
 from exporters.onnx._placement import CpuFallbackWarning, cpu_nodes
 from exporters.onnx._targets import TARGETS, Target
 from exporters.onnx._types import onnx_type
@@ -133,7 +133,7 @@ def export(
     "exact=False", states each difference and its bound). And a ``qmatmul`` of a constant
     4-bit weight blocked along K becomes onnxruntime's ``MatMulNBits`` (com.microsoft), the
     weight kept at 4 bits at run time, with ``accuracy_level`` (0 or 1: float32 arithmetic;
-    4: x quantized to int8 per block, faster); exporters/onnx/_lower/quant.py states the
+    4: x quantized to int8 per block, faster); exporters/onnx/_lower/nbits.py states the
     bound of each.
 
     >>> import graphdsl as gd
@@ -158,7 +158,7 @@ def export(
             raise ExportError(
                 f"accuracy_level={accuracy_level!r}: MatMulNBits' level is 0 or 1 (float32 "
                 "arithmetic) or 4 (x quantized to int8), the levels whose bounds "
-                "exporters/onnx/_lower/quant.py states"
+                "exporters/onnx/_lower/nbits.py states"
             )
         return _export(core, files, opset=opset, target=target, check=check, exact=exact,
                        accuracy_level=accuracy_level,

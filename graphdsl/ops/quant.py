@@ -131,7 +131,7 @@ def qmatmul(
     float32 and round once, as ``matmul``). The ONNX export keeps the weight in its dtype
     (a constant int4/uint4 weight as an INT4/UINT4 initializer): DequantizeLinear of the
     stored weight, then MatMul; ``export(exact=False)`` makes a constant 4-bit weight in
-    blocks of K onnxruntime's MatMulNBits (exporters/onnx/_lower/quant.py states its bound).
+    blocks of K onnxruntime's MatMulNBits (exporters/onnx/_lower/nbits.py states its bound).
     :func:`quantize_weights` makes such a weight from a float one.
 
     >>> import numpy as np, graphdsl as gd
