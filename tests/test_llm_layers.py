@@ -117,3 +117,22 @@ def test_gated_mlp_is_llamas() -> None:
     floats.assert_close(got, want.astype(np.float32), 1e-5 * (1 + np.abs(want)), "GatedMLP")
     with pytest.raises(gd.OpTypeError, match="act must be"):
         nn.GatedMLP(4, 6, act="relu")
+
+
+def test_fully_masked_zero_keeps_nan_rows_nan() -> None:
+    """fully_masked="zero" zeroes rows whose every score is -inf (masked); a row with a NaN
+    score stays NaN, as the reference's max(s) == -inf says (onnxruntime's ReduceMax skips a
+    NaN: the fuzzer found [-inf, NaN] zeroed)."""
+    t = {"q": gd.TensorType(gd.float32, (3, 2)), "k": gd.TensorType(gd.float32, (3, 2)),
+         "v": gd.TensorType(gd.float32, (3, 2)), "m": gd.TensorType(gd.bool, (3, 3))}  # fmt: skip
+    g = gd.Graph("masked", input_types=t)
+    q, k, v, m = g.inputs
+    g.output(gd.ops.scaled_dot_product_attention(q, k, v, mask=m, fully_masked="zero"))
+    qs = np.array([[1, 0], [1, 0], [0, 1]], np.float32)
+    ks = np.array([[-np.inf, 0], [np.nan, 1], [0, 1]], np.float32)  # row 0: [-inf, NaN]
+    vs = np.array([[2, 3], [4, 5], [6, 7]], np.float32)
+    ms = np.array([[True, True, False], [False, False, False], [False, False, True]])
+    for got in (gd.evaluate(g, [qs, ks, vs, ms])[0], run(export(g), [qs, ks, vs, ms])[0]):
+        assert np.isnan(got[0]).all()  # a NaN score: NaN
+        floats.assert_bits(got[1], np.zeros(2, np.float32))  # fully masked: zeros
+        floats.assert_bits(got[2], vs[2])  # one key seen: its value

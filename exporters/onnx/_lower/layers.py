@@ -248,9 +248,11 @@ def _sdpa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         s = b.select(_causal(b, node, args[0], args[1]), s, never)
     p = _softmax_last(b, s, node.inputs[1].shape[-2])
     if node.attrs.get("fully_masked") == "zero":  # a row of -inf scores: zeros, not NaN
-        top = b.reduce("ReduceMax", s, [-1], f, 1, [node.inputs[1].shape[-2]])
-        none = b.node("IsInf", [top.name], T.bool, detect_positive=0)
-        p = b.select(none, b.scalar(0.0, f), p)
+        # every score -inf (a NaN score is not masked: the row stays NaN, as the reference's
+        # max(s) == -inf; onnxruntime's ReduceMax would skip the NaN)
+        masked = b.cast(b.node("IsInf", [s.name], T.bool, detect_positive=0), T.float32)
+        every = b.reduce("ReduceMin", masked, [-1], T.float32, 1, [node.inputs[1].shape[-2]])
+        p = b.select(b.cast(every, T.bool), b.scalar(0.0, f), p)
     y = b.elementwise("MatMul", [p, v])
     if gqa:  # (..., Hkv, rep, L, Ev) -> (..., Hq, L, Ev)
         y = _merge_heads(b, y, q_type.rank + 1)
