@@ -343,3 +343,19 @@ def test_mean_over_a_value_with_an_empty_channel_axis() -> None:
     (x,) = g.inputs
     g.output(gd.ops.mean(x, axis=-1, keepdims=True))
     _assert_all(g, {"x": np.zeros((3, 0, 2), np.float32)}, [np.zeros((3, 0, 1), np.float32)])
+
+
+def test_integer_sum_and_vector_matmul_of_empty_rows() -> None:
+    """onnxruntime 1.31's MatMul of an empty left operand and a 1-D right one fails ("left
+    operand cannot broadcast on dim 0"; 1.32 runs it): the integer sum's ones vector and a
+    user's vector are one-column matrices now. Found by .ci/run's oldest-versions pass:
+    sum(uint32[n, 1, 2], axis=1, keepdims=True) with n = 0."""
+    g = gd.Graph("empty", input_types={"x": gd.TensorType(gd.uint32, ("n", 1, 2)),
+                                       "a": gd.TensorType(gd.int64, ("m", 3)),
+                                       "v": gd.TensorType(gd.int64, (3,))})  # fmt: skip
+    x, a, v = g.inputs
+    g.output(gd.ops.sum(x, axis=1, keepdims=True), gd.ops.sum(x), a @ v)
+    inputs = {"x": np.zeros((0, 1, 2), np.uint32), "a": np.zeros((0, 3), np.int64),
+              "v": np.ones(3, np.int64)}  # fmt: skip
+    want = [np.zeros((0, 1, 2), np.uint32), np.uint32(0), np.zeros((0,), np.int64)]
+    _assert_all(g, inputs, want)

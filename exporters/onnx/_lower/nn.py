@@ -34,12 +34,13 @@ def _matmul(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         moved = b.cast(args[0], T.float32) if storage(d) in NARROW else args[0]
         wide = b.node("Expand", [moved.name, dims.shape_tensor(target)], moved.dtype)
         args = [b.cast(wide, d), args[1]]
-    if len(b_shape) == 1 and len(a_shape) >= 3 and not all(
-        isinstance(d, int) and d > 0 for d in a_shape[:-2]
+    if len(b_shape) == 1 and len(a_shape) >= 2 and not all(
+        isinstance(d, int) and d > 0 for d in a_shape[:-1]
     ):
-        # onnxruntime 1.31's MatMul refuses a batch that may be empty against a vector ("left
-        # operand cannot broadcast on dim 0", measured on its CPU kernel; 1.32 runs it): the
-        # vector as a one-column matrix (the same products and sums), the column squeezed
+        # onnxruntime 1.31's MatMul refuses rows or a batch that may be empty against a
+        # vector ("left operand cannot broadcast on dim 0", measured on its CPU kernel: (0, 3)
+        # @ (3,) too; 1.32 runs it): the vector as a one-column matrix (the same products and
+        # sums), the column squeezed
         column = b.node("Unsqueeze", [args[1].name, b.int64s([1])], args[1].dtype)
         r = _product(b, [args[0], column])
         return b.node("Squeeze", [r.name, b.int64s([-1])], r.dtype)

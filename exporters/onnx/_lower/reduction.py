@@ -222,8 +222,12 @@ def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     rank = node.inputs[0].rank
     flat, _ = _move_axes_last(b, xi, rank, axes)
     k = b.node("Shape", [flat.name], T.int64, start=-1).name
-    ones = b.node("Expand", [b.scalar(1, acc).name, k], acc)
+    # ones (K, 1), not (K,): onnxruntime 1.31's MatMul of an empty left operand and a 1-D
+    # right one fails ("left operand cannot broadcast on dim 0"); the 2-D one works
+    k1 = b.node("Concat", [k, b.int64s([1])], T.int64, axis=0).name
+    ones = b.node("Expand", [b.scalar(1, acc).name, k1], acc)
     total = b.elementwise("MatMul", [flat, ones], bits=True)
+    total = b.node("Squeeze", [total.name, b.int64s([-1])], acc)
     if keep:
         total = b.node("Unsqueeze", [total.name, b.int64s(axes)], acc)
     return b.cast(total, x.dtype)
