@@ -11,7 +11,7 @@ through the graph's policy. Implementations receive operands already in ``in_dty
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ __all__ = [
     "op",
     "promote",
     "run_node",
+    "typed_only",
     "types_str",
 ]
 
@@ -120,11 +121,12 @@ def uncomputable(node: Symbol) -> str:
     p = node.graph.policy
     if not p.bool_arithmetic:
         return ""
-    if node.op in ("random_uniform", "random_normal") and node.dtype in _RANDOM_TYPED_ONLY:
+    dtypes, instead = _TYPED_ONLY.get(node.op, (frozenset(), ""))
+    if node.dtype in dtypes:
         return (
             f"{node.op} (at {node.loc}) of {node.dtype.name}: policy {p.name!r} types it as "
-            "max.graph does, and like MAX's compiler (which fails to compile it) graphdsl "
-            "cannot compute it; draw a float32 and cast the result"
+            f"max.graph does, and like MAX's compiler (which fails to compile it) graphdsl "
+            f"cannot compute it; {instead}"
         )
     if node.op in _BOOL_KERNELS:
         return ""
@@ -153,7 +155,16 @@ def uncomputable(node: Symbol) -> str:
 
 # the ops MAX computes on bool that graphdsl's other policies refuse: abs (the identity)
 _BOOL_KERNELS = frozenset({"abs"})
-_RANDOM_TYPED_ONLY = (DType.bool, DType.float8_e8m0fnu)  # (graphdsl.ops.random.TYPED_ONLY)
+# op -> (the dtypes a bool_arithmetic policy types its result in but that nothing computes,
+# as MAX's compiler refuses them; what to do instead): filled by typed_only()
+_TYPED_ONLY: dict[str, tuple[frozenset[DType], str]] = {}
+
+
+def typed_only(op_name: str, dtypes: Iterable[DType], instead: str) -> None:
+    """Declare that a bool_arithmetic policy (max-graph) types ``op_name`` with a result of
+    one of ``dtypes`` but that evaluation and export refuse it (:func:`uncomputable`),
+    saying ``instead``."""
+    _TYPED_ONLY[op_name] = (frozenset(dtypes), instead)
 
 
 def check_computable(graph: Any, nodes: Sequence[Symbol] | None = None) -> None:

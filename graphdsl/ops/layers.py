@@ -422,12 +422,8 @@ _ALIGNMENTS = ("top_left", "bottom_right")
 
 def _alignment(causal: object, length: Dim, keys: Dim) -> bool | str:
     """is_causal as False, "top_left" or "bottom_right"; True only where L and S agree."""
-    if isinstance(causal, str):
-        if causal not in _ALIGNMENTS:
-            raise OpTypeError(
-                f"is_causal must be a bool, 'top_left' or 'bottom_right', got {causal!r}"
-            )
-        return causal
+    if causal in _ALIGNMENTS:
+        return str(causal)
     if not isinstance(causal, (bool, np.bool_)):
         raise OpTypeError(f"is_causal must be a bool, 'top_left' or 'bottom_right', got {causal!r}")
     if not causal:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from graphdsl.dtypes import DType
-from graphdsl.ops._define import Symbol, op
+from graphdsl.ops._define import Symbol, op, typed_only
 from graphdsl.ops._define import define as _define
 from graphdsl.ops.logic import bitwise_xor
 from graphdsl.ops.slicing import range as arange
@@ -114,7 +114,9 @@ def _draw(name: str, shape: Sequence[int | str], dtype: DType, params: dict[str,
     if _typed_only(seed.graph.policy, dtype):
         with seed.graph:  # (typed only: never computed, so no seed to read)
             return op(name, shape=tuple(shape), dtype=dtype, **params, seed=0)
-    return _finish(keyed(seed), dtype)
+    _rule(seed.graph.policy, [], {"dtype": dtype, "shape": ()})  # the op's dtype checks,
+    drawn = keyed(seed)  # before any node is built
+    return drawn if dtype is DType.float64 else drawn.cast(dtype)
 
 
 _GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's increment and its two mixing multipliers
@@ -154,16 +156,12 @@ def _keyed_unit(seed: Symbol, shape: Sequence[int | str], what: str, stream: int
     return unit
 
 
-def _finish(x: Symbol, dtype: DType) -> Symbol:
-    dt = DType(dtype) if not isinstance(dtype, DType) else dtype
-    _rule(x.graph.policy, [], {"dtype": dt, "shape": ()})  # the dtype checks of the op
-    return x if dt is DType.float64 else x.cast(dt)
-
-
 # dtypes max.graph types random values of and its compiler then refuses (recorded with max
 # 26.7: "Failed to compile the model"): typed under a bool_arithmetic policy (max-graph),
 # refused when computed (graphdsl.ops._define.uncomputable)
 TYPED_ONLY = (DType.bool, DType.float8_e8m0fnu)
+for _name in ("random_uniform", "random_normal"):
+    typed_only(_name, TYPED_ONLY, "draw a float32 and cast the result")
 
 
 def _typed_only(p: Policy, dt: DType) -> bool:
