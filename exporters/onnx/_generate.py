@@ -34,7 +34,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx._run import RunError
@@ -152,7 +151,7 @@ class Generator:
         positions = np.cumsum(mask, axis=-1) - 1
         positions[mask == 0] = 1
         empty = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.cache_dtype)
-        cache = [self._ortvalue(empty)] * (2 * self.layers)
+        cache = [self.session.ortvalue(empty)] * (2 * self.layers)
         unfinished = np.ones(batch, np.bool_)
         for _ in range(max_new_tokens):
             logits, cache = self._step(ids, mask, positions, cache)
@@ -183,20 +182,13 @@ class Generator:
                              "left, as decoder-only models are batched)")  # fmt: skip
         return ids.astype(np.int64), mask.astype(np.int64)
 
-    def _ortvalue(self, a: np.ndarray) -> Any:
-        kind, index = self._device
-        if kind == "cpu":
-            return ort.OrtValue.ortvalue_from_numpy(a)
-        return ort.OrtValue.ortvalue_from_numpy(a, kind, index)
-
     def _step(self, ids: np.ndarray, mask: np.ndarray, positions: np.ndarray,
               cache: list[Any]) -> tuple[np.ndarray, list[Any]]:  # fmt: skip
         sess = self.session.inference_session
         binding = sess.io_binding()
-        binding.bind_ortvalue_input("input_ids", self._ortvalue(np.ascontiguousarray(ids)))
-        binding.bind_ortvalue_input("attention_mask", self._ortvalue(mask))
-        binding.bind_ortvalue_input("position_ids",
-                                    self._ortvalue(np.ascontiguousarray(positions)))  # fmt: skip
+        for name, value in (("input_ids", ids), ("attention_mask", mask),
+                            ("position_ids", positions)):  # fmt: skip
+            binding.bind_ortvalue_input(name, self.session.ortvalue(value))
         for i in range(self.layers):
             binding.bind_ortvalue_input(f"past_key_{i}", cache[2 * i])
             binding.bind_ortvalue_input(f"past_value_{i}", cache[2 * i + 1])
