@@ -20,6 +20,7 @@ from graphdsl import ops
 from graphdsl.dtypes import DType, dtype
 from graphdsl.graph import Symbol
 from graphdsl.nn._qlinear import check_quantize, quantize_linear, quantized_forward
+from graphdsl.nn._trace import join
 from graphdsl.nn.module import Module, Parameter, Sequential
 from graphdsl.types import OpTypeError
 
@@ -102,8 +103,7 @@ class Linear(Module):
 
     def _after_load(self, weights: Any, path: str) -> None:
         if self.quantize is not None:
-            w = weights.array(f"{path}.weight" if path else "weight", self._parameters[
-                "weight"].dtype)  # fmt: skip
+            w = weights.array(join(path, "weight"), self._parameters["weight"].dtype)
             self.quantized = quantize_linear(w, self.quantize, self.block_size, self.symmetric)
 
     def forward(self, x: Symbol) -> Symbol:
