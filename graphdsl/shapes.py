@@ -21,6 +21,7 @@ graphdsl.shapes.ShapeError: shapes (2, 3) and (4, 3) do not broadcast: dimension
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
@@ -74,7 +75,16 @@ Shape: TypeAlias = tuple[Dim, ...]
 
 
 class ShapeError(ValueError):
-    """Shapes that do not fit an op (broadcasting, matmul, reshape, axes)."""
+    """Shapes that do not fit an op (broadcasting, matmul, reshape, axes).
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.float32, (2, 3))})
+    >>> g.inputs[0].reshape(4, 2)
+    Traceback (most recent call last):
+        ...
+    graphdsl.shapes.ShapeError: reshape (at ...): cannot reshape (2, 3) (6 elements) to (4, 2)
+    (8 elements); the element counts must match
+    """
 
 
 def format_shape(shape: Sequence[Any]) -> str:
@@ -356,3 +366,22 @@ def bind_dim(d: Dim | _dims.Dim, sizes: dict[str, int]) -> int | None:
             value *= Fraction(size) ** power
         total += value
     return int(total) if total.denominator == 1 else None
+
+
+def bound_size(dims: dict[str, int], d: Dim) -> int:
+    """The run-time size of a dimension of a target shape (a name, or one derived from names)."""
+    if isinstance(d, int):
+        return d
+    size = bind_dim(d, dims)
+    if size is None:
+        if d in dims or all(n in dims for n in re.findall(r"[A-Za-z_]\w*", d)):
+            raise ShapeError(
+                f"the dimension {dim_repr(d)} is not a whole size when {dims}; bind the inputs' "
+                "dimensions to sizes for which it is"
+            )
+        raise ShapeError(
+            f"the symbolic dimension {dim_repr(d)} is not a dimension of any graph input, so "
+            "its size "
+            "is unknown at run time; use a concrete size or a name that an input has"
+        )
+    return size

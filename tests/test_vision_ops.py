@@ -571,6 +571,83 @@ def test_resize_copies_an_axis_it_does_not_resize() -> None:
         assert_within(got, golden, 16 * EPS32 * np.abs(golden))
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+@pytest.mark.parametrize("dt", [gd.float32, gd.float64])
+def test_resize_of_every_axis_by_symbolic_sizes_matches_golden(mode: str, dt: gd.DType) -> None:
+    # N, C, H and W, each resized on its own (MAX's resize takes all four), by sizes known
+    # only at run time: the lowering computes the taps from the sizes in the model
+    g = gd.Graph("r", input_types={"x": gd.TensorType(dt, ("n", "c", "h", "w"))})
+    (x,) = g.inputs
+    n, c, _, w = x.shape
+    g.output(gd.ops.resize(x, (n * 2, c + 1, 5, w + n), mode))
+    assert g.outputs[0].type.shape == (n * 2, c + 1, 5, w + n)
+    for shape in [(1, 2, 3, 4), (2, 1, 2, 2), (3, 3, 5, 1)]:
+        xs = RNG.normal(size=shape).astype(dt.np)
+        golden = xs.astype(np.float64)
+        for axis, n_out in enumerate((shape[0] * 2, shape[1] + 1, 5, shape[3] + shape[0])):
+            golden = resize_axis_golden(golden, axis, n_out, mode)
+        want, got = both(g, xs)
+        if mode == "nearest":  # data movement
+            floats.assert_bits(want, golden.astype(dt.np))
+            floats.assert_bits(got, want)
+            continue
+        # four axes of sums of at most 4 terms, each weight at most 1.25 in magnitude
+        # (Keys' kernel): |golden| <= 1.5^4 max|x| bounds every partial sum
+        eps = EPS64 if dt is gd.float64 else EPS32
+        scale = 1.5**4 * float(np.max(np.abs(xs)))
+        assert_within(want, golden, ulp(golden, dt.np) + 1e-12 * scale)
+        assert_within(got, golden, 4 * 8 * eps * scale + ulp(golden, dt.np))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("sizes", [(37, 64), (37, 16384), (9, 4), (64, 3)])
+def test_resize_weights_for_symbolic_sizes_equal_the_references(
+    mode: str, sizes: tuple[int, int]
+) -> None:
+    # one-hot rows read the weights off: row j of the eye, resized, holds at output o the
+    # weight of tap j (one tap at most for an inner j), computed in the model from the
+    # run-time sizes (Keys' cubic as an integer polynomial over 4 den^3): bit for bit the
+    # reference's exact weights, rounded once
+    n_in, n_out = sizes
+    g = gd.Graph("r", input_types={"x": gd.TensorType(gd.float64, (1, "c", 1, "w")),
+                                   "k": gd.TensorType(gd.int8, ("k",))})  # fmt: skip
+    x, _ = g.inputs
+    g.output(gd.ops.resize(x, (1, x.shape[1], 1, "k"), mode))
+    eye = np.eye(n_in).reshape(1, n_in, 1, n_in)
+    want, got = both(g, eye, np.zeros(n_out, np.int8))
+    inner = slice(2, n_in - 2)
+    floats.assert_bits(got[:, inner], want[:, inner])
+    golden = resize_axis_golden(eye[:, inner], 3, n_out, mode)
+    floats.assert_bits(want[:, inner], golden)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_resize_to_a_symbolic_size_equal_at_run_time_copies_the_axis(mode: str) -> None:
+    # W resized to k, a size of another input: where k == w at run time the reference copies
+    # the axis, and so must the model (its taps (1, 0) or (0, 1, 0, 0) would put NaN beside
+    # an inf); where k != w it resizes
+    g = gd.Graph("r", input_types={"x": gd.TensorType(gd.float32, (1, 1, 2, "w")),
+                                   "k": gd.TensorType(gd.int8, ("k",))})  # fmt: skip
+    x, _ = g.inputs
+    g.output(gd.ops.resize(x, (1, 1, 2, "k"), mode))
+    xs = np.array([[1.0, 2.0, 3.0], [np.inf, 4.0, 5.0]], np.float32).reshape(1, 1, 2, 3)
+    want, got = both(g, xs, np.zeros(3, np.int8))
+    floats.assert_bits(want, xs)
+    floats.assert_bits(got, xs)
+    want, got = both(g, xs, np.zeros(5, np.int8))
+    golden = resize_axis_golden(xs.astype(np.float64), 3, 5, mode)
+    assert np.isfinite(got[0, 0, 0]).all()
+    assert_within(got, golden, 16 * EPS32 * np.abs(golden))
+
+
+def test_resize_refuses_an_empty_axis_at_run_time() -> None:
+    g = gd.Graph("r", input_types={"x": gd.TensorType(gd.float32, (1, 1, 2, "w"))})
+    (x,) = g.inputs
+    g.output(gd.ops.resize(x, (1, 1, 2, 4)))
+    with pytest.raises(gd.ShapeError, match=r"resize's input has W = 0 .* an empty axis"):
+        gd.evaluate(g, [np.zeros((1, 1, 2, 0), np.float32)])
+
+
 # ---------------------------------------------------------------------------- types
 
 

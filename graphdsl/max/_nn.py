@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import graphdsl.ops as gd
+from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Symbol
 from graphdsl.max._common import (
     DimLike,
@@ -18,6 +19,7 @@ from graphdsl.max._common import (
     _layout,
     _only,
     _rank,
+    _value,
 )
 from graphdsl.max._errors import UnsupportedError, max_words
 from graphdsl.max._types import (
@@ -245,15 +247,15 @@ def resize(
     shape: Iterable[DimLike],
     interpolation: InterpolationMode = InterpolationMode.BILINEAR,
 ) -> TensorValue:
-    """Resizes the H and W of an NCHW input to ``shape`` (graphdsl's ``resize``)."""
+    """Resizes an NCHW input to ``shape``, any of its four axes (graphdsl's ``resize``),
+    keeping the input's dtype as MAX does."""
     mode = InterpolationMode(interpolation)
     sizes = _dims(shape, "resize")
     words = None
     rank = _rank(input)
     if rank is not None and rank != 4:
         words = (
-            "Input tensor must have rank 4 (NCHW format) for resize operation, but got rank "
-            f"{rank}"
+            f"Input tensor must have rank 4 (NCHW format) for resize operation, but got rank {rank}"
         )
     elif len(sizes) != 4:
         words = (
@@ -261,7 +263,24 @@ def resize(
             f"got {len(sizes)} elements"
         )
     with max_words(words):
-        return _tv(gd.resize(_arg(input), sizes, mode.value))
+        return _tv(_interpolate(_value(input, "resize"), sizes, mode.value))
+
+
+def _interpolate(x: Symbol, sizes: list[Any], mode: str) -> Symbol:
+    """MAX's resize keeps the dtype (measured on max 26.7's CPU, tests/data/max_graph_runtime
+    .json): an integer or bool input interpolates in floats and converts back, bicubic once
+    at the end (int32 [[0, 4], [9, 1]] to 4x4 is the float result truncated), bilinear after
+    each axis it resizes, H before W (the same to 4x4 gives [2, 2, 2, 3] in row 1, where
+    truncating the float result gives [2, 2, 3, 3]): graphdsl composes the same, in float64."""
+    if mode == "nearest" or x.dtype.kind is Kind.float:
+        return gd.resize(x, sizes, mode)
+    if mode == "bicubic":
+        return gd.cast(gd.resize(gd.cast(x, DType.float64), sizes, mode), x.dtype)
+    for axis in range(4):
+        if x.shape[axis] != sizes[axis]:
+            step = [*x.shape[:axis], sizes[axis], *x.shape[axis + 1 :]]
+            x = gd.cast(gd.resize(gd.cast(x, DType.float64), step, mode), x.dtype)
+    return x
 
 
 @maxop("resize_linear")
@@ -274,7 +293,8 @@ def resize_linear(
     """Bilinear resize with half-pixel coordinates (mode 0) of an NCHW input's H and W."""
     _only("resize_linear", coordinate_transform_mode=(coordinate_transform_mode, 0),
           antialias=(antialias, False))  # fmt: skip
-    return _tv(gd.resize(_arg(input), _dims(size, "resize_linear"), "bilinear"))
+    return _tv(_interpolate(_value(input, "resize_linear"), _dims(size, "resize_linear"),
+                            "bilinear"))  # fmt: skip
 
 
 @maxop("resize_nearest")
@@ -293,4 +313,5 @@ def resize_nearest(
 @maxop("resize_bicubic")
 def resize_bicubic(input: TensorValueLike, size: Iterable[DimLike]) -> TensorValue:
     """Bicubic resize (Keys, a = -0.75, half-pixel) of an NCHW input's H and W."""
-    return _tv(gd.resize(_arg(input), _dims(size, "resize_bicubic"), "bicubic"))
+    return _tv(_interpolate(_value(input, "resize_bicubic"), _dims(size, "resize_bicubic"),
+                            "bicubic"))  # fmt: skip

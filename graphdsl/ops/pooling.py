@@ -15,7 +15,6 @@ from graphdsl.ops._vision_args import (
     PAD_MODES,
     channels_last,
     int_args,
-    static_dims,
     symbol_arg,
     to_first,
     to_last,
@@ -31,7 +30,16 @@ from graphdsl.ops._windows import (
     windows_reach_input,
 )
 from graphdsl.policies import Policy, Promoted
-from graphdsl.shapes import Dim, ShapeError, dim_repr, floordiv_dim, format_shape, sum_dims
+from graphdsl.shapes import (
+    Dim,
+    ShapeError,
+    bound_size,
+    dim_repr,
+    floordiv_dim,
+    format_shape,
+    shape_of,
+    sum_dims,
+)
 from graphdsl.types import OpTypeError, TensorType
 
 __all__ = ["avg_pool2d", "max_pool2d", "pad", "resize"]
@@ -304,14 +312,14 @@ def _pad_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) ->
 define(pad, _pad_rule, _pad_impl, "any; keeps the dtype")
 
 
-def resize(x: Operand, shape: Sequence[int | str], interpolation: str = "bilinear") -> Symbol:
-    """Resize the spatial axes of an NCHW value to ``shape`` (N, C, H, W; N and C as x's),
-    as MAX's ``resize``, with half-pixel coordinates (src = (o + 0.5) * in / out - 0.5):
-    "nearest" takes the element at src rounded half down (any dtype, exact); "bilinear"
-    blends the two neighbours (src clamped at 0, as PyTorch); "bicubic" uses four with
-    Keys' kernel (a = -0.75); edges repeat. Interpolation is floating (integers give the
-    policy's default float), in float64, rounded once; an axis of unchanged size is
-    copied. x's H and W must be static.
+def resize(x: Operand, shape: Sequence[Dim], interpolation: str = "bilinear") -> Symbol:
+    """Resize an NCHW value to ``shape`` (N, C, H, W), as MAX's ``resize``: each axis whose
+    size changes is resized on its own (N, then C, H and W), with half-pixel coordinates
+    (src = (o + 0.5) * in / out - 0.5): "nearest" takes the element at src rounded half down
+    (any dtype, exact); "bilinear" blends the two neighbours (src clamped at 0, as PyTorch);
+    "bicubic" uses four with Keys' kernel (a = -0.75); edges repeat. Interpolation is floating
+    (integers give the policy's default float), in float64, rounded once; an axis whose size
+    does not change (at run time, for symbolic sizes) is copied. Sizes may be symbolic.
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("resize", input_types={"x": gd.TensorType(gd.float32, ("n", 1, 1, 2))})
@@ -319,11 +327,17 @@ def resize(x: Operand, shape: Sequence[int | str], interpolation: str = "bilinea
     >>> z = gd.ops.resize(x, ("n", 1, 1, 4))
     >>> z.type
     TensorType(float32[n, 1, 1, 4])
-    >>> g.output(z, gd.ops.resize(x, ("n", 1, 1, 3), "nearest"))
+    >>> g.output(z, gd.ops.resize(x, (x.shape[0] * 2, 1, 1, 3), "nearest"))
     >>> gd.evaluate(g, {"x": np.array([0.0, 4.0], np.float32).reshape(1, 1, 1, 2)})
-    [array([[[[0., 1., 3., 4.]]]], dtype=float32), array([[[[0., 0., 4.]]]], dtype=float32)]
+    [array([[[[0., 1., 3., 4.]]]], dtype=float32), array([[[[0., 0., 4.]]],
+    <BLANKLINE>
+    <BLANKLINE>
+           [[[0., 0., 4.]]]], dtype=float32)]
     """
     return op("resize", x, shape=tuple(shape), interpolation=interpolation)
+
+
+AXES = "NCHW"
 
 
 def _resize_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
@@ -340,34 +354,45 @@ def _resize_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> A
         need(ANY, c, types, p)
     if t.rank != 4:
         raise ShapeError(f"resize needs an NCHW value of rank 4, got {t}; reshape it first")
-    want = tuple(attrs["shape"])
-    if len(want) != 4 or want[:2] != t.shape[:2]:
+    if not isinstance(attrs["shape"], (list, tuple)) or len(attrs["shape"]) != 4:
         raise ShapeError(
-            f"resize of {t} to {want}: give 4 sizes (N, C, H, W) with N and C those of x "
-            f"({format_shape(t.shape[:2])}); only H and W are resized"
+            f"resize of {t} to {attrs['shape']!r}: give 4 sizes (N, C, H, W), each an int "
+            "or a symbolic dimension"
         )
-    hw_in = static_dims(t.shape[2:], "x's H and W")
-    hw = int_args(list(want[2:]), 2, "the output H and W", 1)
-    if 0 in hw_in:  # (the outputs are >= 1: an empty axis has nothing to take them from)
-        axis = "H" if hw_in[0] == 0 else "W"
-        raise ShapeError(
-            f"resize of {t} to {format_shape(tuple(want))}: x's {axis} is 0, and an empty "
-            "axis has no values to resize to a non-empty one; resize a non-empty value, or "
-            "make the empty result directly (gd.ops.broadcast_to of a constant)"
-        )
-    attrs["shape"] = (*t.shape[:2], *hw)
-    return (c.dtype,), TensorType(c.dtype, (*t.shape[:2], *hw), c.ambiguous)
+    want = shape_of(attrs["shape"])
+    for axis, (d_in, d_out) in enumerate(zip(t.shape, want, strict=True)):
+        if d_in == d_out:  # (not resized: copied, empty or not)
+            continue
+        if isinstance(d_out, int) and d_out < 1:
+            raise ShapeError(
+                f"resize of {t} to {format_shape(want)}: the output's {AXES[axis]} is "
+                f"{d_out}; a resized axis must have a size >= 1"
+            )
+        if d_in == 0:  # (the outputs are >= 1: an empty axis has nothing to take them from)
+            raise ShapeError(
+                f"resize of {t} to {format_shape(want)}: x's {AXES[axis]} is 0, and an empty "
+                "axis has no values to resize to a non-empty one; resize a non-empty value, or "
+                "make the empty result directly (gd.ops.broadcast_to of a constant)"
+            )
+    attrs["shape"] = want
+    return (c.dtype,), TensorType(c.dtype, want, c.ambiguous)
 
 
 def _resize_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     x = args[0]
     mode = attrs["interpolation"]
+    sizes = [bound_size(attrs.get("_bound", {}), d) for d in attrs["shape"]]
     if mode != "nearest":
         x = x.astype(np.float64)
-    for axis in (2, 3):
-        n_in, n_out = x.shape[axis], attrs["shape"][axis]
+    for axis, n_out in enumerate(sizes):
+        n_in = x.shape[axis]
         if n_in == n_out:
             continue
+        if n_in == 0:
+            raise ShapeError(
+                f"at run time, resize's input has {AXES[axis]} = 0 (shape {x.shape}), and an "
+                f"empty axis has no values to resize to {n_out}; feed a non-empty value"
+            )
         if mode == "nearest":
             x = np.take(x, nearest_indices(n_in, n_out), axis=axis)
             continue

@@ -8,7 +8,6 @@ dimensions are allowed; derived sizes are written in lowest terms (``batch*2``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ from graphdsl.shapes import (
     Dim,
     Shape,
     ShapeError,
-    bind_dim,
+    bound_size,
     broadcast_shapes,
     derived_dim,
     dim_repr,
@@ -124,31 +123,12 @@ def _reshape_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> 
     return (t.dtype,), TensorType(t.dtype, out, t.ambiguous)
 
 
-def _bound(dims: dict[str, int], d: Dim) -> int:
-    """The run-time size of a dimension of a target shape (a name, or one derived from names)."""
-    if isinstance(d, int):
-        return d
-    size = bind_dim(d, dims)
-    if size is None:
-        if d in dims or all(n in dims for n in re.findall(r"[A-Za-z_]\w*", d)):
-            raise ShapeError(
-                f"the dimension {dim_repr(d)} is not a whole size when {dims}; bind the inputs' "
-                "dimensions to sizes for which it is"
-            )
-        raise ShapeError(
-            f"the symbolic dimension {dim_repr(d)} is not a dimension of any graph input, so "
-            "its size "
-            "is unknown at run time; use a concrete size or a name that an input has"
-        )
-    return size
-
-
 def _reshape_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     # the result's type is the target with its -1 resolved (numpy cannot infer a -1 beside
     # zero elements, where the type can): reshape to it, with the names bound
     x = args[0]
     try:
-        req = tuple(_bound(attrs.get("_bound", {}), d) for d in out.shape)
+        req = tuple(bound_size(attrs.get("_bound", {}), d) for d in out.shape)
         return x.reshape(req)
     except (ValueError, ShapeError):  # a size that holds only for some bindings (b*3/2)
         raise ShapeError(
@@ -246,7 +226,7 @@ def _broadcast_to_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]
 
 def _broadcast_to_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> Any:
     dims = attrs.get("_bound", {})
-    shape = [_bound(dims, d) for d in attrs["shape"]]
+    shape = [bound_size(dims, d) for d in attrs["shape"]]
     return np.broadcast_to(args[0], shape).copy()
 
 
@@ -490,7 +470,7 @@ def _split_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> An
 def _split_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     x = args[0]
     axis = attrs["axis"]
-    sizes = [_bound(attrs.get("_bound", {}), d) for d in attrs["sizes"]]
+    sizes = [bound_size(attrs.get("_bound", {}), d) for d in attrs["sizes"]]
     if sum(sizes) != x.shape[axis]:
         raise ShapeError(
             f"at run time, split sizes {sizes} do not add up to the axis size {x.shape[axis]}"

@@ -15,9 +15,9 @@ from graphdsl.dtypes import DType
 from graphdsl.dtypes import dtype as as_dtype
 from graphdsl.ops._define import INTEGER, Operand, Symbol, define, op
 from graphdsl.ops.indexing import gather, index_dtype
-from graphdsl.ops.shape import _bound, expand_dims
+from graphdsl.ops.shape import expand_dims
 from graphdsl.policies import Policy
-from graphdsl.shapes import Dim, Shape, ShapeError, dim_repr, format_shape
+from graphdsl.shapes import Dim, Shape, ShapeError, bound_size, dim_repr, format_shape
 from graphdsl.symbol import register_extension
 from graphdsl.types import IndexRangeError, OpTypeError, TensorType
 
@@ -319,7 +319,7 @@ def _range_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> An
 def _range_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
     bound = attrs.get("_bound", {})
     start, stop, step = (
-        _bound(bound, v) if isinstance(v, str) else v
+        bound_size(bound, v) if isinstance(v, str) else v
         for v in (attrs["start"], attrs["stop"], attrs["step"])
     )
     i = np.arange(_range_length(start, stop, step), dtype=np.int64)

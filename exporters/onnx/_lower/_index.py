@@ -17,15 +17,35 @@ from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import T
 from graphdsl.ops._windows import interpolation_taps
 
-__all__ = ["Taps", "arange", "conv_taps", "cubic_taps", "flat_taps", "linear_taps",
-           "nearest_taps", "on_axis", "tap_counts", "transposed_taps"]  # fmt: skip
+__all__ = ["Size", "Taps", "arange", "conv_taps", "cubic_taps", "flat_taps", "linear_taps",
+           "nearest_taps", "on_axis", "size_op", "size_v", "tap_counts",
+           "transposed_taps"]  # fmt: skip
 
 
-def arange(b: Builder, n: int, start: int = 0, step: int = 1) -> V:
+Size = int | V
+"""A size known when the graph is exported (an int) or only at run time (a 0-d int64 V)."""
+
+
+def size_v(b: Builder, n: Size) -> V:
+    """``n`` as a 0-d int64 value of the model."""
+    return b.scalar(n, T.int64) if isinstance(n, int) else n
+
+
+def size_op(b: Builder, op: str, x: Size, y: Size) -> Size:
+    """``x op y`` for op Add, Sub, Mul, Div (of non-negative sizes: it floors) or Max: an int
+    when both are, else a node."""
+    if isinstance(x, int) and isinstance(y, int):
+        return {"Add": x + y, "Sub": x - y, "Mul": x * y, "Max": max(x, y),
+                "Div": x // y if y else 0}[op]  # fmt: skip
+    return b.node(op, [size_v(b, x).name, size_v(b, y).name], T.int64)
+
+
+def arange(b: Builder, n: Size, start: Size = 0, step: Size = 1) -> V:
     """``start, start + step, ...``: ``n`` int64 values, one Range."""
-    step = step or 1  # (one value or none: any step gives it)
-    bounds = [b.scalar(v, T.int64).name for v in (start, start + n * step, step)]
-    return b.node("Range", bounds, T.int64)
+    if isinstance(step, int):
+        step = step or 1  # (one value or none: any step gives it)
+    stop = size_op(b, "Add", start, size_op(b, "Mul", n, step))
+    return b.node("Range", [size_v(b, v).name for v in (start, stop, step)], T.int64)
 
 
 def on_axis(b: Builder, v: V, axis: int, rank: int) -> V:
@@ -140,53 +160,98 @@ def tap_counts(
 # ---------------------------------------------------------------------------- resize
 
 
-def nearest_taps(b: Builder, n_in: int, n_out: int) -> V:
+def nearest_taps(b: Builder, n_in: Size, n_out: Size) -> V:
     """(n_out,): graphdsl.ops._windows.nearest_indices in the model: ceil(num / (2 n_out))
     for num = (2 o + 1) n_in - 2 n_out, which is floor(((2 o + 1) n_in - 1) / (2 n_out)) (a
     non-negative numerator: Div's truncation floors it), at most n_in - 1."""
-    num = arange(b, n_out, n_in - 1, 2 * n_in)
-    return b.node("Div", [num.name, b.scalar(2 * n_out, T.int64).name], T.int64)
+    num = arange(b, n_out, size_op(b, "Sub", n_in, 1), size_op(b, "Mul", 2, n_in))
+    return b.node("Div", [num.name, size_v(b, size_op(b, "Mul", 2, n_out)).name], T.int64)
 
 
-def _clamped(b: Builder, floor: V, first: int, count: int, n_in: int) -> V:
+def _clamped(b: Builder, floor: V, first: int, count: int, n_in: Size) -> V:
     """(n_out * count,): floor + first .. floor + first + count - 1 per output, clamped to
     the input, flattened."""
     idx = _outer(b, "Add", floor, arange(b, count, first))
-    idx = b.node("Clip", [idx.name, b.scalar(0, T.int64).name, b.scalar(n_in - 1, T.int64).name],
-                 T.int64)  # fmt: skip
+    last = size_v(b, size_op(b, "Sub", n_in, 1))
+    idx = b.node("Clip", [idx.name, b.scalar(0, T.int64).name, last.name], T.int64)
     return b.node("Reshape", [idx.name, b.int64s([-1])], T.int64)
 
 
-def linear_taps(b: Builder, n_in: int, n_out: int) -> tuple[V, V]:
+def _float64(b: Builder, n: Size) -> V:
+    return b.scalar(float(n), T.float64) if isinstance(n, int) else b.cast(n, T.float64)
+
+
+def linear_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
     """Bilinear's (indices (n_out * 2,), float64 weights (n_out, 2)) in the model:
     floor(src), floor(src) + 1 with weights 1 - t and t, t = r / (2 n_out) a quotient of exact
     integers, rounded once as float(Fraction) is (graphdsl.ops._windows.interpolation_taps)."""
     # src = num / (2 n_out), num = (2 o + 1) n_in - n_out, clamped at 0 (PyTorch's rule)
-    num = arange(b, n_out, n_in - n_out, 2 * n_in)
+    den = size_v(b, size_op(b, "Mul", 2, n_out))
+    num = arange(b, n_out, size_op(b, "Sub", n_in, n_out), size_op(b, "Mul", 2, n_in))
     num = b.node("Max", [num.name, b.scalar(0, T.int64).name], T.int64)
-    floor = b.node("Div", [num.name, b.scalar(2 * n_out, T.int64).name], T.int64)
-    rest = b.node("Mod", [num.name, b.scalar(2 * n_out, T.int64).name], T.int64)
-    den = b.scalar(float(2 * n_out), T.float64).name
+    floor = b.node("Div", [num.name, den.name], T.int64)
+    rest = b.node("Mod", [num.name, den.name], T.int64)
     parts = []
-    for r in (b.node("Sub", [b.scalar(2 * n_out, T.int64).name, rest.name], T.int64), rest):
-        w = b.node("Div", [b.cast(r, T.float64).name, den], T.float64)
+    for r in (b.node("Sub", [den.name, rest.name], T.int64), rest):
+        w = b.node("Div", [b.cast(r, T.float64).name, _float64(b, den).name], T.float64)
         parts.append(b.node("Unsqueeze", [w.name, b.int64s([1])], T.float64).name)
     return _clamped(b, floor, 0, 2, n_in), b.node("Concat", parts, T.float64, axis=1)
 
 
-def cubic_taps(b: Builder, n_in: int, n_out: int) -> tuple[V, V]:
+# Keys' cubic (a = -3/4) of |z| = m / D, times 4 D^3: an integer polynomial in m and D (Horner
+# in m), for |z| <= 1 and for 1 <= |z| <= 2 (both give 0 at |z| = 1 and at 2)
+_NEAR = (5, -9, 0, 4)  # 5 m^3 - 9 m^2 D + 4 D^3
+_FAR = (-3, 15, -24, 12)  # -3 m^3 + 15 m^2 D - 24 m D^2 + 12 D^3
+
+
+def _cubic_weights(b: Builder, rest: V, den: V) -> V:
+    """(n_out, 4) float64: Keys' weights of taps floor(src) - 1 .. floor(src) + 2, for src's
+    fraction t = rest / den, evaluated as N / (4 den^3) with N the integer polynomial of
+    |z| = m / den (m = rest + den, rest, den - rest, 2 den - rest), computed in float64: every
+    step is exact, so the weight is rounded once (as the reference's float(Fraction)), while
+    the terms (at most 84 den^3) are below 2^53: for outputs of up to 16384 elements; past
+    that, the rounding of its six steps leaves a weight within 2^-46 of the reference's."""
+    d = b.cast(den, T.float64)
+    r = b.cast(rest, T.float64)
+    d2 = b.node("Mul", [d.name, d.name], T.float64)
+    d3 = b.node("Mul", [d2.name, d.name], T.float64)
+    d_2 = b.node("Add", [d.name, d.name], T.float64)
+    ms = [b.node("Add", [r.name, d.name], T.float64), r,
+          b.node("Sub", [d.name, r.name], T.float64),
+          b.node("Sub", [d_2.name, r.name], T.float64)]  # fmt: skip
+    scale = b.node("Mul", [b.scalar(4.0, T.float64).name, d3.name], T.float64)
+    parts = []
+    for m, coef in zip(ms, (_FAR, _NEAR, _NEAR, _FAR), strict=True):
+        c3, c2, c1, c0 = (b.scalar(float(c), T.float64).name for c in coef)
+        acc = b.node("Mul", [c3, m.name], T.float64)  # ((c3 m + c2 D) m + c1 D^2) m + c0 D^3
+        for c, power in ((c2, d), (c1, d2)):
+            acc = b.node("Add", [acc.name, b.node("Mul", [c, power.name], T.float64).name],
+                         T.float64)  # fmt: skip
+            acc = b.node("Mul", [acc.name, m.name], T.float64)
+        acc = b.node("Add", [acc.name, b.node("Mul", [c0, d3.name], T.float64).name], T.float64)
+        w = b.node("Div", [acc.name, scale.name], T.float64)
+        parts.append(b.node("Unsqueeze", [w.name, b.int64s([1])], T.float64).name)
+    return b.node("Concat", parts, T.float64, axis=1)
+
+
+def cubic_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
     """Bicubic's (indices (n_out * 4,), float64 weights (n_out, 4)): floor(src) - 1 ..
-    floor(src) + 2 computed in the model; the weights (Keys' cubic of src's fraction, exact as
-    fractions) repeat every n_out / gcd(n_in, n_out) outputs (src grows by the whole number
-    n_in / gcd over them): one period of them is a constant, tiled in the model. (Only
-    coprime sizes make that period the whole output.)"""
+    floor(src) + 2 computed in the model. For sizes known at export the weights (Keys' cubic
+    of src's fraction, exact as fractions) repeat every n_out / gcd(n_in, n_out) outputs (src
+    grows by the whole number n_in / gcd over them): one period of them is a constant, tiled
+    in the model. (Only coprime sizes make that period the whole output.) For symbolic sizes
+    they are computed in the model (:func:`_cubic_weights`)."""
     # floor(num / (2 n_out)) = (num + 2 n_out) // (2 n_out) - 1, num + 2 n_out > 0 (Div floors)
-    shifted = arange(b, n_out, n_in + n_out, 2 * n_in)
-    floor = b.node("Sub", [b.node("Div", [shifted.name, b.scalar(2 * n_out, T.int64).name],
-                                  T.int64).name, b.scalar(1, T.int64).name], T.int64)  # fmt: skip
+    den = size_v(b, size_op(b, "Mul", 2, n_out))
+    shifted = arange(b, n_out, size_op(b, "Add", n_in, n_out), size_op(b, "Mul", 2, n_in))
+    floor = b.node("Sub", [b.node("Div", [shifted.name, den.name], T.int64).name,
+                           b.scalar(1, T.int64).name], T.int64)  # fmt: skip
+    idx = _clamped(b, floor, -1, 4, n_in)
+    if not (isinstance(n_in, int) and isinstance(n_out, int)):
+        return idx, _cubic_weights(b, b.node("Mod", [shifted.name, den.name], T.int64), den)
     period = n_out // math.gcd(n_in, n_out)
     table = interpolation_taps(n_in, n_out, "bicubic", rows=period)[1]
     w = b.const(np.ascontiguousarray(table), T.float64, "weights")
     if period < n_out:
         w = b.node("Tile", [w.name, b.int64s([n_out // period, 1])], T.float64)
-    return _clamped(b, floor, -1, 4, n_in), w
+    return idx, w

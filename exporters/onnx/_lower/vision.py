@@ -25,6 +25,7 @@ from onnx import helper
 from exporters.onnx._builder import WIDEN, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
 from exporters.onnx._lower._index import (
+    Size,
     Taps,
     arange,
     conv_taps,
@@ -33,6 +34,7 @@ from exporters.onnx._lower._index import (
     linear_taps,
     nearest_taps,
     on_axis,
+    size_v,
     tap_counts,
     transposed_taps,
 )
@@ -537,25 +539,27 @@ def _pad(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def _resize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
     mode = node.attrs["interpolation"]
-    ins = [int(d) for d in node.inputs[0].shape[2:]]
-    outs = [int(d) for d in node.shape[2:]]
-    if ins == outs:
+    ins, outs = list(node.inputs[0].shape), list(node.shape)
+    moved = [a for a in range(4) if ins[a] != outs[a]]  # (equal dims: equal at run time)
+    if not moved:
         return x
     key = "Resize_linear" if mode == "bilinear" else "Resize_cubic"
     cd = None if mode == "nearest" else _compute(b, key, x.dtype)
-    # Native Resize for bilinear and bicubic when both axes change: onnxruntime computes the
-    # half-pixel coordinate in float32 (weights within a few eps of the reference's exact
-    # ones). Not for nearest: the float32 coordinate misses ties (measured: 36 -> 21, output
-    # 17's source is 29.5 exactly, rounded half down to 29; onnxruntime picks 30), and not
-    # when an axis keeps its size: onnxruntime runs it too, with weights (1, 0) or (0, 1, 0,
-    # 0), so an inf in one row makes NaN in its neighbours (measured: [[1, 2], [inf, 4]] to
-    # 2x4 gives NaN in both rows, bilinear and bicubic, with axes=[3] too)
-    if cd is not None and all(i != o for i, o in zip(ins, outs, strict=True)):
+    # Native Resize for bilinear and bicubic when just H and W change, both, by sizes known
+    # at export: onnxruntime computes the half-pixel coordinate in float32 (weights within a
+    # few eps of the reference's exact ones). Not for nearest: the float32 coordinate misses
+    # ties (measured: 36 -> 21, output 17's source is 29.5 exactly, rounded half down to 29;
+    # onnxruntime picks 30), and not when an axis keeps its size: onnxruntime runs it too,
+    # with weights (1, 0) or (0, 1, 0, 0), so an inf in one row makes NaN in its neighbours
+    # (measured: [[1, 2], [inf, 4]] to 2x4 gives NaN in both rows, bilinear and bicubic, with
+    # axes=[3] too); onnxruntime's CPU kernels resize N and C only in nearest mode
+    static = all(isinstance(d, int) for d in (*ins, *outs))
+    if cd is not None and static and moved == [2, 3]:
         extra: dict[str, Any] = {"coordinate_transformation_mode": "half_pixel"}
         if mode == "bicubic":
             extra.update(cubic_coeff_a=-0.75, exclude_outside=0)
-        r = b.node("Resize", [b.cast(x, cd).name, "", "", b.int64s(outs)], cd, axes=[2, 3],
-                   mode=mode[2:], **extra)  # fmt: skip
+        r = b.node("Resize", [b.cast(x, cd).name, "", "", b.int64s([int(d) for d in outs[2:]])],
+                   cd, axes=[2, 3], mode=mode[2:], **extra)  # fmt: skip
         return b.cast(r, x.dtype)
     # otherwise nearest is a Gather of the reference's indices per axis (exact, any dtype);
     # bilinear and bicubic gather the taps of each resized axis and sum them times the
@@ -566,24 +570,38 @@ def _resize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
             raise _no_kernel(b, "Gather", x.dtype)
     else:
         f = T.float64 if x.dtype is T.float64 else T.float32
+        if not _has(b, "ReduceSum", f):
+            raise _no_kernel(b, key, x.dtype)
     r = b.cast(x, f)
-    for axis, (n_in, n_out) in enumerate(zip(ins, outs, strict=True), start=2):
-        if n_in == n_out:
-            continue
+    now = list(ins)  # the shape of r as the axes are resized
+    for axis in moved:
+        n_in, n_out = _size(dims, ins[axis]), _size(dims, outs[axis])
+        now[axis] = outs[axis]
         if mode == "nearest":
             r = b.node("Gather", [r.name, nearest_taps(b, n_in, n_out).name], f, axis=axis)
             continue
-        if not _has(b, "ReduceSum", f):
-            raise _no_kernel(b, key, x.dtype)
         idx, w64 = (linear_taps if mode == "bilinear" else cubic_taps)(b, n_in, n_out)
         k = 2 if mode == "bilinear" else 4
         taps = b.node("Gather", [r.name, idx.name], f, axis=axis)
-        after = [ins[1]] if axis == 2 else []  # (W is resized after H)
-        shape = [0, 0, *(outs[:1] if axis == 3 else []), n_out, k, *after]
-        taps = b.node("Reshape", [taps.name, b.int64s(shape)], f)
+        split = (*now[:axis], now[axis], k, *now[axis + 1 :])
+        taps = b.node("Reshape", [taps.name, dims.shape_tensor(split)], f)
         w = b.cast(w64, f)
-        if axis == 2:
-            w = b.node("Unsqueeze", [w.name, b.int64s([2])], f)
-        r = b.node("ReduceSum", [b.node("Mul", [taps.name, w.name], f).name,
-                                 b.int64s([axis + 1])], f, keepdims=0)  # fmt: skip
+        if axis < 3:  # (n_out, k) against the axes after this one
+            w = b.node("Unsqueeze", [w.name, b.int64s(list(range(2, 5 - axis)))], f)
+        total = b.node("ReduceSum", [b.node("Mul", [taps.name, w.name], f).name,
+                                     b.int64s([axis + 1])], f, keepdims=0)  # fmt: skip
+        if isinstance(n_in, int) and isinstance(n_out, int):
+            r = total
+            continue
+        # sizes equal at run time: the reference copies the axis, where the weights (1, 0)
+        # or (0, 1, 0, 0) would make NaN beside an inf; the tap at src = o is the copy
+        same = b.node("Equal", [size_v(b, n_in).name, size_v(b, n_out).name], T.bool)
+        centre = b.node("Gather", [taps.name, b.scalar(0 if k == 2 else 1, T.int64).name], f,
+                        axis=axis + 1)  # fmt: skip
+        r = b.node("Where", [same.name, centre.name, total.name], f)
     return b.cast(r, x.dtype)
+
+
+def _size(dims: SymbolicDims, d: Dim) -> Size:
+    """A dimension as an int, or (symbolic) its run-time size as a 0-d int64 value."""
+    return int(d) if isinstance(d, int) else V(dims.scalar(d), T.int64)
