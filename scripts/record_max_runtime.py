@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Record what Modular's ``max`` 26.7.0 computes at run time, on its CPU, for bool arithmetic
-and for casts through its sub-byte and fnuz float dtypes (tests/data/max_graph_runtime.json).
+"""Record what Modular's ``max`` 26.7.0 computes at run time, on its CPU, for bool arithmetic,
+for casts through its sub-byte and fnuz float dtypes and for resizes of integers
+(tests/data/max_graph_runtime.json).
 
 Recorded against ``max`` 26.7.0 (PyPI package ``max``; ``max-core`` 26.7.0), Python 3.11, on
 ``max.engine.InferenceSession(devices=[max.driver.CPU()])``. Each case is one graph, built by
@@ -28,18 +29,25 @@ Cases (``CASES``):
   engine takes no numpy input of these dtypes, so the casts happen inside the graph), and an
   ``add`` of two values cast to it, read back through a cast to float32; bfloat16 as a control
   (a dtype numpy lacks that MAX's CPU does run).
+* resize: ``[[0, 4], [9, 1]]`` as int32, uint8, bool and float32 ``[1, 1, 2, 2]`` (and
+  negated, int32) resized to 4x4 or 3x3, and a float32 ``[2, 2, 1, 1]`` resized on N and C to
+  ``[4, 3, 1, 1]``, in each of MAX's three interpolation modes (what dtype a resize of an
+  integer keeps, and how it rounds).
 
 Rerun (``max`` must never be installed into the project's own venv; 10 to 20 minutes: the
 CPU compiles each graph)::
 
     python3 -m venv /tmp/maxvenv && /tmp/maxvenv/bin/pip install max==26.7.0
-    /tmp/maxvenv/bin/python scripts/record_max_runtime.py
+    /tmp/maxvenv/bin/python scripts/record_max_runtime.py [--only PREFIX]
+
+(``--only resize/`` records the resize cases again and keeps the other records.)
 
 The output is deterministic (sorted keys, fixed inputs, no addresses).
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
@@ -150,7 +158,28 @@ def _float_cases() -> list[JSON]:
     return cases
 
 
-CASES: list[JSON] = _bool_cases() + _float_cases()
+def _resize_cases() -> list[JSON]:
+    """``ops.resize`` keeping integer and bool dtypes, and resizing N and C."""
+    img = [[[[0, 4], [9, 1]]]]
+    neg = [[[[0, -4], [-9, -1]]]]
+    nc = [[[[0.0]], [[1.0]]], [[[2.0]], [[3.0]]]]
+    cases: list[JSON] = []
+    for mode in ("NEAREST", "BILINEAR", "BICUBIC"):
+        resize = f"ops.resize(a, {{}}, interpolation=ops.InterpolationMode.{mode})"
+        for dtype, values, size in (("int32", img, [1, 1, 4, 4]), ("int32", neg, [1, 1, 3, 3]),
+                                    ("uint8", img, [1, 1, 3, 3]), ("bool", img, [1, 1, 4, 4]),
+                                    ("float32", img, [1, 1, 4, 4]),
+                                    ("float32", nc, [4, 3, 1, 1])):  # fmt: skip
+            shape = [len(values), len(values[0]), len(values[0][0]), len(values[0][0][0])]
+            x = [{"dtype": dtype, "shape": shape,
+                  "values": [[[[bool(v) if dtype == "bool" else v for v in row]
+                               for row in c] for c in n] for n in values]}]  # fmt: skip
+            cases.append({"name": f"resize/{mode.lower()} {dtype}{shape} to {size}",
+                          "inputs": x, "expression": resize.format(size)})  # fmt: skip
+    return cases
+
+
+CASES: list[JSON] = _bool_cases() + _float_cases() + _resize_cases()
 
 
 def first_line(exc: BaseException) -> str:
@@ -233,6 +262,14 @@ def run_case(session: Any, build: Any, case: JSON) -> JSON:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", metavar="PREFIX",
+                        help="record only the cases whose name starts with PREFIX, keeping "
+                        "the others' records from the file")  # fmt: skip
+    only = parser.parse_args().only
+    kept: dict[str, JSON] = {}
+    if only is not None:
+        kept = {c["name"]: c for c in json.loads(OUT.read_text(encoding="utf-8"))["cases"]}
     version = importlib.metadata.version("max")
     if version != EXPECTED_VERSION:
         print(f"warning: recording max {version}, docstring says {EXPECTED_VERSION}",
@@ -242,6 +279,9 @@ def main() -> int:
     session = InferenceSession(devices=[CPU()])
     recorded: list[JSON] = []
     for k, case in enumerate(CASES):
+        if only is not None and not case["name"].startswith(only) and case["name"] in kept:
+            recorded.append(kept[case["name"]])
+            continue
         result = run_case(session, env["build"], case)
         recorded.append(case | result)
         what = result.get("error", {}).get("stage", "ok")
