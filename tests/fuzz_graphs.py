@@ -461,7 +461,9 @@ def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     absolute sum s: the op applied to |operands| (its largest output). Bilinear and bicubic
     resize: onnxruntime computes the half-pixel coordinate in float32, off by a few eps times
     the input size, which moves the weights (slopes <= 1.5 on each of <= 4 taps): within
-    24 (n_in + 2) eps of the largest |x|. Nearest resize is exact."""
+    24 (n_in + 2) eps of the largest |x|, times 1.5 for each axis resized past two (N and C
+    as well: each pass can grow the largest value by the weights' absolute sum, < 1.5).
+    Nearest resize is exact."""
     from graphdsl.opdef import OPS
 
     d, out = node.in_dtypes[0], node.dtype
@@ -470,8 +472,9 @@ def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     if node.op == "resize":
         if node.attrs["interpolation"] == "nearest":
             return EXACT
-        n_in = max(x.shape[2:])
-        top = float(np.max(x, initial=0.0))
+        n_in = max(x.shape)
+        moved = sum(i != o for i, o in zip(node.inputs[0].shape, node.shape, strict=True))
+        top = float(np.max(x, initial=0.0)) * 1.5 ** max(0, moved - 2)
         return Tol(4 * e + 2 * eo, 24 * (n_in + 2) * e * top + sub)
     with np.errstate(all="ignore"):
         total = OPS[node.op].impl([_abs_finite(o) for o in operands], node.attrs, node.type)
@@ -1457,7 +1460,11 @@ def _vision_step(b: _Builder, op: str) -> None:
     spatial = x.shape[1:-1] if last else x.shape[2:]
     if op == "resize":
         mode = b.pick(["nearest", "bilinear", "bicubic"]) if b.moderate else "nearest"
-        size = (*x.shape[:2], b.pick([1, 2, 3, 5]), b.pick([1, 2, 4, 6]))
+        # N and C kept or resized too (MAX's resize takes all four sizes); a symbolic N is
+        # doubled (its sizes bound to 0 now and then: an empty axis stays empty)
+        n, c = x.shape[:2]
+        n = b.pick([n, n * 2] if not isinstance(n, int) else [n, n, 2] if n else [n])
+        size = (n, b.pick([c, c, 3]), b.pick([1, 2, 3, 5]), b.pick([1, 2, 4, 6]))
         if 0 in spatial:  # an empty H or W has nothing to resize from: refused when built
             with pytest.raises(gd.ShapeError, match="an empty axis has no values"):
                 gd.ops.resize(x, size, mode)

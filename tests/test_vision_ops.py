@@ -640,6 +640,19 @@ def test_resize_to_a_symbolic_size_equal_at_run_time_copies_the_axis(mode: str) 
     assert_within(got, golden, 16 * EPS32 * np.abs(golden))
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_resize_of_a_symbolic_axis_bound_to_zero_gives_the_empty_result(mode: str) -> None:
+    # (the fuzzer, after N became resizable) n * 2 outputs of n = 0 inputs: no coordinates,
+    # but the model's Range took a zero step and its Div a zero divisor, and onnxruntime
+    # refuses both even for empty tensors
+    g = one_op(lambda v: gd.ops.resize(v, (v.shape[0] * 2, 1, 3, 4), mode),
+               gd.TensorType(gd.float32, ("n", 1, 2, 2)))  # fmt: skip
+    want, got = both(g, np.zeros((0, 1, 2, 2), np.float32))
+    assert want.shape == got.shape == (0, 1, 3, 4)
+    want, got = both(g, np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2))
+    assert want.shape == got.shape == (4, 1, 3, 4)
+
+
 def test_resize_refuses_an_empty_axis_at_run_time() -> None:
     g = gd.Graph("r", input_types={"x": gd.TensorType(gd.float32, (1, 1, 2, "w"))})
     (x,) = g.inputs

@@ -41,9 +41,13 @@ def size_op(b: Builder, op: str, x: Size, y: Size) -> Size:
 
 
 def arange(b: Builder, n: Size, start: Size = 0, step: Size = 1) -> V:
-    """``start, start + step, ...``: ``n`` int64 values, one Range."""
+    """``start, start + step, ...``: ``n`` int64 values, one Range. A step of 0 goes as 1:
+    it makes one value or none, which any step gives (a run-time step must be >= 0: Range
+    refuses a zero delta, so it takes max(step, 1))."""
     if isinstance(step, int):
-        step = step or 1  # (one value or none: any step gives it)
+        step = step or 1
+    else:
+        step = b.node("Max", [step.name, b.scalar(1, T.int64).name], T.int64)
     stop = size_op(b, "Add", start, size_op(b, "Mul", n, step))
     return b.node("Range", [size_v(b, v).name for v in (start, stop, step)], T.int64)
 
@@ -160,12 +164,20 @@ def tap_counts(
 # ---------------------------------------------------------------------------- resize
 
 
+def _den(b: Builder, n_out: Size) -> V:
+    """2 n_out, the half-pixel coordinate's denominator (at least 1: an empty output at run
+    time has no coordinates, and onnxruntime's integer Div refuses a zero divisor even
+    then)."""
+    den = size_op(b, "Mul", 2, n_out)
+    return size_v(b, den) if isinstance(den, int) else size_v(b, size_op(b, "Max", den, 1))
+
+
 def nearest_taps(b: Builder, n_in: Size, n_out: Size) -> V:
     """(n_out,): graphdsl.ops._windows.nearest_indices in the model: ceil(num / (2 n_out))
     for num = (2 o + 1) n_in - 2 n_out, which is floor(((2 o + 1) n_in - 1) / (2 n_out)) (a
     non-negative numerator: Div's truncation floors it), at most n_in - 1."""
     num = arange(b, n_out, size_op(b, "Sub", n_in, 1), size_op(b, "Mul", 2, n_in))
-    return b.node("Div", [num.name, size_v(b, size_op(b, "Mul", 2, n_out)).name], T.int64)
+    return b.node("Div", [num.name, _den(b, n_out).name], T.int64)
 
 
 def _clamped(b: Builder, floor: V, first: int, count: int, n_in: Size) -> V:
@@ -186,7 +198,7 @@ def linear_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
     floor(src), floor(src) + 1 with weights 1 - t and t, t = r / (2 n_out) a quotient of exact
     integers, rounded once as float(Fraction) is (graphdsl.ops._windows.interpolation_taps)."""
     # src = num / (2 n_out), num = (2 o + 1) n_in - n_out, clamped at 0 (PyTorch's rule)
-    den = size_v(b, size_op(b, "Mul", 2, n_out))
+    den = _den(b, n_out)
     num = arange(b, n_out, size_op(b, "Sub", n_in, n_out), size_op(b, "Mul", 2, n_in))
     num = b.node("Max", [num.name, b.scalar(0, T.int64).name], T.int64)
     floor = b.node("Div", [num.name, den.name], T.int64)
@@ -242,7 +254,7 @@ def cubic_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
     in the model. (Only coprime sizes make that period the whole output.) For symbolic sizes
     they are computed in the model (:func:`_cubic_weights`)."""
     # floor(num / (2 n_out)) = (num + 2 n_out) // (2 n_out) - 1, num + 2 n_out > 0 (Div floors)
-    den = size_v(b, size_op(b, "Mul", 2, n_out))
+    den = _den(b, n_out)
     shifted = arange(b, n_out, size_op(b, "Add", n_in, n_out), size_op(b, "Mul", 2, n_in))
     floor = b.node("Sub", [b.node("Div", [shifted.name, den.name], T.int64).name,
                            b.scalar(1, T.int64).name], T.int64)  # fmt: skip
