@@ -20,6 +20,15 @@ class PromotionError(TypeError):
     """No implicit promotion exists for two types under a policy.
 
     Attributes name the operand types in argument order, the policy and a fix.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"a": gd.int8, "b": gd.float32}, policy="array-api")
+    >>> a, b = g.inputs
+    >>> try:
+    ...     a + b
+    ... except gd.PromotionError as e:
+    ...     print(e.lhs, e.rhs, e.policy, "|", e.fix)
+    int8 float32 array-api | cast the int8 operand to float32
     """
 
     def __init__(
@@ -30,7 +39,13 @@ class PromotionError(TypeError):
 
 
 class Promoted(NamedTuple):
-    """The result of promoting typed values: a dtype and whether it is ambiguous."""
+    """The result of promoting typed values: a dtype and whether it is ambiguous.
+
+    >>> import graphdsl as gd
+    >>> p = gd.policy("default").result_type(gd.int8, 2.5)  # int8 and a float literal
+    >>> p, str(p)
+    (Promoted(dtype=DType.float32, ambiguous=True), 'float32?')
+    """
 
     dtype: DType
     ambiguous: bool
@@ -47,6 +62,16 @@ class Decision(NamedTuple):
 
 
 class LiteralRule(enum.Enum):
+    """How a policy types Python literals (ambiguous types): each rule is described in
+    :mod:`graphdsl.policies`' docstring and on each policy's page of the docs.
+
+    >>> import graphdsl as gd
+    >>> gd.policy("jax").literals, gd.LiteralRule("array-api")
+    (<LiteralRule.jax: 'jax'>, <LiteralRule.array_api: 'array-api'>)
+    >>> [r.value for r in gd.LiteralRule]
+    ['jax', 'anvil', 'max', 'array-api', 'max-graph']
+    """
+
     jax = "jax"
     anvil = "anvil"
     max = "max"

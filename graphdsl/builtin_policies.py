@@ -170,7 +170,12 @@ _POLICIES: dict[str, Policy] = {
 
 
 def policy_names() -> list[str]:
-    """The names of the built-in policies."""
+    """The names of the built-in policies.
+
+    >>> import graphdsl as gd
+    >>> gd.policy_names()
+    ['default', 'jax', 'jax-x32', 'jax-strict', 'max', 'max-graph', 'anvil', 'array-api']
+    """
     return list(_POLICIES)
 
 

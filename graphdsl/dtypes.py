@@ -25,11 +25,25 @@ __all__ = ["DType", "DTypeError", "Kind", "dtype", "to_e8m0"]
 
 
 class DTypeError(TypeError):
-    """A value that does not name a dtype, or names two different ones."""
+    """A value that does not name a dtype, or names two different ones.
+
+    >>> import graphdsl as gd
+    >>> gd.dtype("flaot32")
+    Traceback (most recent call last):
+        ...
+    graphdsl.dtypes.DTypeError: unknown dtype 'flaot32'; did you mean 'float32'?
+    """
 
 
 class Kind(enum.Enum):
-    """The category of a dtype, ordered bool < signed/unsigned < float < complex."""
+    """The category of a dtype, ordered bool < signed/unsigned < float < complex.
+
+    >>> import graphdsl as gd
+    >>> gd.float16.kind, gd.uint8.kind.is_integer
+    (<Kind.float: 'float'>, True)
+    >>> [k.name for k in gd.Kind if k.rank == gd.Kind.signed.rank]
+    ['signed', 'unsigned']
+    """
 
     __hash__ = object.__hash__  # members are singletons: identity hash, C speed
 

@@ -48,6 +48,13 @@ def evaluate(
     binds the graph's weights (:meth:`~graphdsl.Graph.weight`): a ``.npz`` or
     ``.safetensors`` path, :func:`~graphdsl.load_weights`, or a dict of arrays; each is
     checked against its declaration and read (memory-mapped) when it is used.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("f", input_types={"x": gd.TensorType(gd.int8, ("n",))})
+    >>> x, = g.inputs
+    >>> g.output(x * 2, x // 3)
+    >>> gd.evaluate(g, {"x": np.array([100, -7], np.int8)})  # int8 wraps; // floors
+    [array([-56, -14], dtype=int8), array([33, -3], dtype=int8)]
     """
     # a graphdsl.max Graph: the graphdsl graph underneath (whose inputs are symbols)
     graph = getattr(graph, "core_graph", graph)

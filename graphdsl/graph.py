@@ -119,6 +119,22 @@ class Graph:
             precision; see :func:`graphdsl.passes.lint_lossy`.
 
     ``with gd.Graph(...) as g:`` works too; the block returns the graph unchanged.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> with gd.Graph("affine", input_types={"x": gd.TensorType(gd.float32, ("batch", 2))}) as g:
+    ...     x, = g.inputs
+    ...     w = g.constant(np.array([[1, 2], [3, 4]], np.float32))
+    ...     g.output(x @ w + 1)
+    >>> print(g)
+    graph affine(%x: float32[batch, 2]) {
+      %0: float32[2, 2] = constant [1.0, 2.0, 3.0, 4.0]
+      %1: float32[batch, 2] = matmul %x, %0
+      %2: int32?[] = literal 1
+      %3: float32[batch, 2] = add %1, %2
+      return %3
+    }
+    >>> gd.evaluate(g, {"x": np.array([[1, 1]], np.float32)})
+    [array([[5., 7.]], dtype=float32)]
     """
 
     # the graph around this one, for a branch or loop body being traced (graphdsl.ops.control)

@@ -15,7 +15,16 @@ __all__ = ["InputError", "bind_inputs", "match_names"]
 
 
 class InputError(ValueError):
-    """Inputs that do not match the graph's input names, dtypes or shapes."""
+    """Inputs that do not match the graph's input names, dtypes or shapes.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(g.inputs[0] + 1)
+    >>> gd.evaluate(g, {"x": np.zeros(3, np.float32)})
+    Traceback (most recent call last):
+        ...
+    graphdsl.inputs.InputError: input 'x': expected shape (2,), got (3,)
+    """
 
 
 def match_names(

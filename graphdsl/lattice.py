@@ -46,7 +46,14 @@ __all__ = ["Lattice", "LatticeError", "Node", "Weak", "node_name"]
 
 
 class Weak(enum.Enum):
-    """JAX's weak types: the type of a Python scalar, which defers to typed operands."""
+    """JAX's weak types: the type of a Python scalar, which defers to typed operands.
+
+    >>> import graphdsl as gd
+    >>> gd.Weak.of(gd.Kind.float), gd.Weak.float in gd.policy("jax").lattice
+    (Weak.float, True)
+    >>> gd.policy("jax").literal_type(2.5)  # a weak float: the default float, ambiguous
+    Promoted(dtype=DType.float64, ambiguous=True)
+    """
 
     __hash__ = object.__hash__
 
@@ -82,7 +89,14 @@ def node_name(n: Node) -> str:
 
 
 class LatticeError(ValueError):
-    """A graph that is not a valid (partial) promotion lattice."""
+    """A graph that is not a valid (partial) promotion lattice.
+
+    >>> import graphdsl as gd
+    >>> gd.Lattice("bad", {gd.int8: [gd.int16], gd.int16: [gd.int8]})
+    Traceback (most recent call last):
+        ...
+    graphdsl.lattice.LatticeError: lattice 'bad' has a cycle: int8 -> int16 -> int8
+    """
 
 
 class Lattice:
@@ -99,6 +113,15 @@ class Lattice:
     ``partial``). ``joins`` chooses the join of incomparable pairs as data: each value
     must be one of the pair's minimal common upper bounds, and the pair must be
     incomparable (a comparable pair already has its join).
+
+    >>> import graphdsl as gd
+    >>> lat = gd.Lattice("mine", {gd.bool: [gd.int32], gd.int32: [gd.float32]})
+    >>> lat.join(gd.bool, gd.float32), lat.leq(gd.int32, gd.float32)
+    (DType.float32, True)
+    >>> lat.path(gd.bool, gd.float32)
+    [DType.bool, DType.int32, DType.float32]
+    >>> gd.Policy("mine", lat, literals="anvil").promote_types(gd.bool, gd.int32)
+    DType.int32
     """
 
     def __init__(

@@ -29,7 +29,17 @@ __all__ = [
 
 
 class LiteralError(ValueError):
-    """A Python literal that cannot be represented in the dtype it must take."""
+    """A Python literal that cannot be represented in the dtype it must take.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.int8})
+    >>> g.inputs[0] + 1000
+    Traceback (most recent call last):
+        ...
+    graphdsl.literals.LiteralError: add (at ...): the literal 1000 does not fit int8 (range
+    -128..127) (operand types int8[], int32?[], policy 'default'); cast the other operand to a
+    wider type than int8, or use a smaller literal
+    """
 
 
 class SubByteLiteralError(LiteralError, TypeError):

@@ -29,6 +29,19 @@ class Symbol:
 
     Symbols compare by identity: ``x == y`` builds an ``equal`` node, so use ``x is y`` to
     ask whether two symbols are the same value.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("s", input_types={"x": gd.TensorType(gd.float32, ("batch", 2))})
+    >>> x, = g.inputs
+    >>> x.dtype, x.shape, x.rank
+    (DType.float32, (Dim('batch'), 2), 2)
+    >>> y = x * 2
+    >>> y.op, y.type, x.T.type
+    ('mul', TensorType(float32[batch, 2]), TensorType(float32[2, batch]))
+    >>> x[0].type, x.cast("int32").type
+    (TensorType(float32[2]), TensorType(int32[batch, 2]))
+    >>> (x == y).dtype  # a node, not a comparison of symbols
+    DType.bool
     """
 
     __slots__ = ("attrs", "graph", "id", "in_dtypes", "inputs", "loc", "op", "type")

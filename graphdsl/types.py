@@ -16,15 +16,42 @@ __all__ = ["GraphError", "IndexRangeError", "OpTypeError", "TensorType", "as_typ
 
 
 class GraphError(ValueError):
-    """A graph that is malformed, or used in a way its state does not allow."""
+    """A graph that is malformed, or used in a way its state does not allow.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.float32})
+    >>> gd.evaluate(g, {"x": 1.0})
+    Traceback (most recent call last):
+        ...
+    graphdsl.types.GraphError: graph 'g' has no outputs: call g.output(...) first
+    """
 
 
 class OpTypeError(TypeError):
-    """An op given operand dtypes it does not accept."""
+    """An op given operand dtypes it does not accept.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.float32})
+    >>> g.inputs[0] & 1
+    Traceback (most recent call last):
+        ...
+    graphdsl.types.OpTypeError: bitwise_and (at ...): operand types float32[], int32?[] (in
+    argument order) promote to float32 under policy 'default', but the op needs bool or integer
+    operands; cast to a dtype it accepts first (gd.ops.cast)
+    """
 
 
 class IndexRangeError(IndexError):
-    """An index outside the axis it indexes (found when building, or when evaluating)."""
+    """An index outside the axis it indexes (found when building, or when evaluating).
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.float32, (2, 3))})
+    >>> g.inputs[0][5]
+    Traceback (most recent call last):
+        ...
+    graphdsl.types.IndexRangeError: index 5 is out of range for axis 0 of size 2 (shape (2,
+    3)); indices must be in [-2, 2)
+    """
 
 
 class TensorType(NamedTuple):

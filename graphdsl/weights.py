@@ -57,7 +57,17 @@ PathLike = str | os.PathLike[str]
 
 class WeightError(ValueError):
     """Weights that do not match their declarations (missing, extra, another dtype or
-    shape), or a weight file that cannot be read."""
+    shape), or a weight file that cannot be read.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("m", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(g.inputs[0] * g.weight("scale", gd.float32, (2,)))
+    >>> gd.evaluate(g, {"x": np.ones(2, np.float32)}, weights={"scale": np.ones(3, np.float32)})
+    Traceback (most recent call last):
+        ...
+    graphdsl.weights.WeightError: weights of graph 'm': weight 'scale' has shape (3,) in the
+    arrays given but the graph declares (2,)
+    """
 
 
 class WeightInfo(NamedTuple):
@@ -216,6 +226,17 @@ class Weights:
 
     Build with :func:`load_weights` (files) or :func:`as_weights` (also a dict of arrays).
     ``strict`` (default): binding to a graph reports the weights the graph does not declare.
+
+    >>> import numpy as np, graphdsl as gd, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> gd.save_weights(path, {"w": np.arange(4, dtype=np.float32).reshape(2, 2)})
+    >>> w = gd.load_weights(path)
+    >>> w.names(), w.info("w")
+    (['w'], WeightInfo(dtype=DType.float32, shape=(2, 2), itemsize=4))
+    >>> g = gd.Graph("m", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(g.inputs[0] @ g.weight("w", gd.float32, (2, 2)))
+    >>> gd.evaluate(g, {"x": np.ones(2, np.float32)}, weights=w)
+    [array([2., 4.], dtype=float32)]
     """
 
     def __init__(
@@ -356,7 +377,15 @@ def as_weights(source: Weights | PathLike | Mapping[str, Any]) -> Weights:
 
 def save_weights(path: PathLike, arrays: Mapping[str, np.ndarray]) -> None:
     """Write ``arrays`` by name to a ``.safetensors`` (the safetensors package) or ``.npz``
-    file (uncompressed, so that it loads memory-mapped)."""
+    file (uncompressed, so that it loads memory-mapped).
+
+    >>> import numpy as np, graphdsl as gd, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.npz")
+    >>> gd.save_weights(path, {"a": np.ones(3, gd.bfloat16.np), "b": np.zeros(2, np.int8)})
+    >>> w = gd.load_weights(path)
+    >>> w.names(), w.info("a")  # bfloat16 is stored as raw 2-byte values in a .npz
+    (['a', 'b'], WeightInfo(dtype=None, shape=(3,), itemsize=2))
+    """
     p = os.fspath(path)
     data = {k: np.ascontiguousarray(np.asarray(v)) for k, v in arrays.items()}
     if p.endswith(".safetensors"):

@@ -14,6 +14,7 @@ is written here.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import filecmp
 import json
@@ -970,8 +971,9 @@ def _counts(c: collections.Counter[str]) -> str:
     return ", ".join(f"{k}×{v}" if v > 1 else k for k, v in c.items())
 
 
-def classify(g: gd.Graph, target: str) -> tuple[str, str]:
-    """(cell symbol, description) of exporting ``g`` for ``target``."""
+def export_case(g: gd.Graph, target: str) -> tuple[str, str, collections.Counter[str]]:
+    """(cell symbol, description, ONNX compute nodes by op type) of exporting ``g`` for
+    ``target`` (no nodes where the export fails)."""
     try:
         with warnings.catch_warnings():  # (the CPU fallback a cuda cell states is the cell)
             warnings.simplefilter("ignore", CpuFallbackWarning)
@@ -985,7 +987,7 @@ def classify(g: gd.Graph, target: str) -> tuple[str, str]:
             "exact widening of it",
             why,
         )
-        return "✗", "fails: " + why
+        return "✗", "fails: " + why, collections.Counter()
     ops, widened = analyse(g, model)
     formula = sum(ops.values()) > 1
     symbol = ("F" if formula else "") + ("W" if widened else "") or "✓"
@@ -994,21 +996,44 @@ def classify(g: gd.Graph, target: str) -> tuple[str, str]:
         parts.append(f"formula of {sum(ops.values())} ONNX nodes ({_counts(ops)})")
     if widened:
         parts.append("computes " + ", ".join(widened))
-    return symbol, "; ".join(parts) or f"one {next(iter(ops), 'Cast')} node"
+    return symbol, "; ".join(parts) or f"one {next(iter(ops), 'Cast')} node", ops
 
 
-def support_matrix_page(log: Callable[[str], None]) -> str:
-    from onnx_cases import DTYPES, all_cases, build
+def classify(g: gd.Graph, target: str) -> tuple[str, str]:
+    """(cell symbol, description) of exporting ``g`` for ``target``."""
+    symbol, description, _ = export_case(g, target)
+    return symbol, description
+
+
+# target -> (op case, dtype) -> export_case's (symbol, description, ONNX nodes by op type)
+SupportResults = dict[str, dict[tuple[str, gd.DType], tuple[str, str, collections.Counter[str]]]]
+
+
+def support_results(
+    log: Callable[[str], None],
+) -> tuple[list[tuple[str, gd.DType]], SupportResults]:
+    """Every (op, dtype) case of ``tests/onnx_cases.py``, exported for each target: the cases
+    and what each export gave (the support matrix's data; the site's op reference reads it
+    too, scripts/site_hooks.py)."""
+    from onnx_cases import all_cases, build
 
     cases = all_cases()
-    results: dict[str, dict[tuple[str, gd.DType], tuple[str, str]]] = {}
+    results: SupportResults = {}
     for target in TARGETS:
         log(f"  support matrix: exporting {len(cases)} (op, dtype) cases for target {target!r}")
         res = results[target] = {}
         for op, dt in cases:
             g = build(op, dt)
             assert g is not None
-            res[op, dt] = classify(g, target)
+            res[op, dt] = export_case(g, target)
+    return cases, results
+
+
+def support_matrix_page(log: Callable[[str], None]) -> str:
+    from onnx_cases import DTYPES
+
+    cases, full = support_results(log)
+    results = {t: {k: (sym, desc) for k, (sym, desc, _) in res.items()} for t, res in full.items()}
     ops = list(dict.fromkeys(op for op, _ in cases))
     parts = [
         HEADER,
@@ -1058,11 +1083,10 @@ def support_matrix_page(log: Callable[[str], None]) -> str:
     return "".join(parts).rstrip() + "\n"
 
 
-def exactness_costs(cases: list[tuple[str, gd.DType]]) -> str:
-    """ONNX nodes of each float32 case under exact=True and exact=False, where they differ."""
+def exactness_rows(cases: list[tuple[str, gd.DType]]) -> list[tuple[str, int, int]]:
+    """(op case, ONNX nodes without Casts under exact=True, under exact=False) of each
+    float32 case where the two differ."""
     from onnx_cases import build
-
-    from exporters.onnx import export
 
     rows = []
     for op, dt in cases:
@@ -1075,7 +1099,13 @@ def exactness_costs(cases: list[tuple[str, gd.DType]]) -> str:
             nodes = export(g, exact=exact).graph.node
             counts.append(sum(1 for n in nodes if n.op_type != "Cast"))
         if counts[0] != counts[1]:
-            rows.append([f"`{op}`", str(counts[0]), str(counts[1])])
+            rows.append((op, counts[0], counts[1]))
+    return rows
+
+
+def exactness_costs(cases: list[tuple[str, gd.DType]]) -> str:
+    """ONNX nodes of each float32 case under exact=True and exact=False, where they differ."""
+    rows = [[f"`{op}`", str(a), str(b)] for op, a, b in exactness_rows(cases)]
     return (
         "## The price of exactness (`cpu`, float32)\n\n"
         "`export(g, exact=False)` leaves out the legalizations that only fix the sign of a "
@@ -1091,32 +1121,56 @@ def exactness_costs(cases: list[tuple[str, gd.DType]]) -> str:
 
 
 def index_page(names: list[str]) -> str:
+    """The site's home page (docs/index.md): what the pages are, the policies, the examples.
+
+    Pages marked † are made when the site is built (``mkdocs build``, by
+    scripts/site_hooks.py), not stored in docs/."""
     rows = [[f"[`{n}`](policies/{n}.md)", gd.policy(n).description] for n in names]
     return (
         HEADER
         + "# graphdsl documentation\n\n"
+        + "graphdsl builds typed compute graphs in Python the way Modular's MAX graph API "
+        "builds them, promotes mixed dtypes through a validated lattice (JAX's design) with "
+        "ambiguous literals ({anvil}'s), makes every implicit conversion an explicit `cast` "
+        "node you can print and explain, and exports to ONNX models that give the numpy "
+        "reference's results on onnxruntime.\n\n"
         + "Generated from the library by `python scripts/gen_docs.py`; "
-        "`tests/test_examples.py` fails when a page is stale.\n\n"
+        "`tests/test_examples.py` fails when a page is stale. Pages marked † are made when the "
+        "site is built (`mkdocs build`: `scripts/site_hooks.py`), from the library, the "
+        "kernel tables and the benchmarks' results.\n\n"
+        + "## Start here\n\n"
+        + "- [Install](install.md): pip, the extras, what each brings.\n"
+        "- [Quickstart](quickstart.md): a typed graph, its implicit casts, ONNX and "
+        "onnxruntime.\n"
+        "- [Port a PyTorch model](port-pytorch.md): GPT-2, ResNet-18 and a Llama decoder with "
+        "its KV cache, loading their `state_dict()` as it is; [`graphdsl.nn`](nn.md).\n"
+        "- [Coming from MAX](max.md): MAX programs with only their imports changed, and "
+        "[each difference from max.graph, with its reason](max-differences.md) †.\n"
+        "- [Coming from JAX or the Array API](coming-from-jax.md): the policies that promote "
+        "as `jax.numpy` and as the Array API do.\n\n"
+        + "## Reference\n\n"
+        + "- [Op reference](ops/index.md) †: every op of `graphdsl.ops` with its signature, "
+        "accepted dtypes, CPU and CUDA support, the ONNX it lowers to and its exactness.\n"
+        "- [API reference](api/index.md) †: `graphdsl`, `graphdsl.nn`, `graphdsl.max`, "
+        "`graphdsl.passes` and `exporters.onnx`, from their docstrings.\n"
+        "- [Promotion policies](promotion.md) † (below, and their lattices).\n"
+        "- [Semantics](semantics.md): division, overflow, rounding, NaN and casts, with "
+        "examples computed by `gd.evaluate` and checked on onnxruntime.\n"
+        "- [Support matrix](support-matrix.md): for every (op, dtype), whether `export` "
+        "succeeds for the `cpu` and `cuda` targets and which rewrite it needed.\n"
+        "- [Error-message gallery](errors.md): every mistake in the bad-input catalogue and "
+        "the message graphdsl gives for it.\n"
+        "- [Benchmarks](benchmarks.md) †: graphdsl against onnx.helper, spox, ndonnx, "
+        "hand-written ONNX and torch.onnx, plotted from the benchmarks' results.\n\n"
         + "## Policies\n\n"
         + "Each page has the policy's rules, how it differs from `default`, its promotion "
         "table (generated from the lattice), the lattice itself and, where a seed publishes a "
         "table, the errata of that table.\n\n"
         + md_table(["policy", "description"], rows)
-        + "\n## Semantics\n\n"
-        + "[Semantics](semantics.md): division, overflow, rounding, NaN and casts, with "
-        "examples computed by `gd.evaluate` and checked on onnxruntime.\n\n"
-        + "## Export\n\n"
-        + "[Support matrix](support-matrix.md): for every (op, dtype), whether `export` "
-        "succeeds for the `cpu` and `cuda` targets and which rewrite it needed.\n\n"
-        + "## Errors\n\n"
-        + "[Error-message gallery](errors.md): every mistake in the bad-input catalogue and "
-        "the message graphdsl gives for it.\n\n"
-        + "## MAX\n\n"
-        + "[graphdsl.max](max.md): MAX's graph API over graphdsl, which `max.graph.ops` it "
-        "covers and where it differs; the `max-graph` policy is max.graph 26's promotion.\n\n"
-        + "## Contributing\n\n"
+        + "\n## Contributing\n\n"
         + "[Adding an op](adding-an-op.md): the five pieces of an op (definition, lowering, "
-        "matrix row, fuzz weight, docs), walked through for `rsqrt`.\n\n"
+        "matrix row, fuzz weight, docs), walked through for `rsqrt`. "
+        "[About this site](about-this-site.md): how it is built and tested.\n\n"
         + "## Examples\n\n"
         + "Runnable scripts in `examples/` (each is run by `tests/test_examples.py`):\n\n"
         + "".join(
@@ -1127,9 +1181,9 @@ def index_page(names: list[str]) -> str:
 
 
 def _first_line(path: Path) -> str:
-    text = path.read_text()
-    m = re.match(r'\s*"""(.*)', text)
-    return m.group(1).strip().replace("``", "`") if m else ""
+    """The first line of the module docstring of ``path``."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return doc.split("\n", 1)[0].strip().replace("``", "`")
 
 
 # ---------------------------------------------------------------------------- errors
@@ -1144,6 +1198,7 @@ def errors_page() -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = re.sub(r"0x[0-9a-f]+", "0x...", gallery())  # object addresses vary by run
+    table = table.replace("](", "]\\(")  # g.scalar[gd.uint8](-1) is no Markdown link
     return (
         "# Error-message gallery\n\n"
         "Generated by `scripts/gen_docs.py` from `tests/bad_input_catalogue.py`: each row is a\n"

@@ -61,7 +61,19 @@ _V = tuple.__new__  # V(name, dtype) without NamedTuple's Python-level __new__
 
 
 class ExportError(TypeError):
-    """A graph that cannot be exported as asked (names the op, dtype, target and the fix)."""
+    """A graph that cannot be exported as asked (names the op, dtype, target and the fix).
+
+    >>> import graphdsl as gd
+    >>> from exporters.onnx import export
+    >>> g = gd.Graph("c", input_types={"z": gd.TensorType(gd.complex64, (2,))})
+    >>> g.output(g.inputs[0] * 2)
+    >>> export(g)
+    Traceback (most recent call last):
+        ...
+    exporters.onnx._builder.ExportError: input 'z' has dtype complex64: complex dtypes cannot
+    be exported to ONNX for onnxruntime (it cannot load complex tensors); keep complex values
+    out of exported graphs
+    """
 
 
 class V(NamedTuple):

@@ -24,7 +24,16 @@ def providers_for(graph: Graph) -> list[str]:
     """The providers ``run`` uses for ``graph`` by default: CUDA first (then CPU, for the
     nodes CUDA has no kernel for) when one of its values lives on a GPU
     (``DeviceRef.GPU()``), else CPU. Where onnxruntime has no CUDA provider (no
-    onnxruntime-gpu or no GPU), ``run`` warns once and runs on CPU."""
+    onnxruntime-gpu or no GPU), ``run`` warns once and runs on CPU.
+
+    >>> import graphdsl as gd
+    >>> from exporters.onnx import providers_for
+    >>> providers_for(gd.Graph("g", input_types={"x": gd.float32}))
+    ['CPUExecutionProvider']
+    >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType
+    >>> providers_for(Graph("m", input_types=[TensorType(DType.float32, [2], DeviceRef.GPU())]))
+    ['CUDAExecutionProvider', 'CPUExecutionProvider']
+    """
     if isinstance(graph, MaxGraph) and any(d.is_gpu() for d in graph.devices):
         return [_CUDA, _CPU]
     return [_CPU]

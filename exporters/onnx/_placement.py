@@ -34,7 +34,24 @@ NAME = TensorProto.DataType.Name
 
 
 class CpuFallbackWarning(UserWarning):
-    """A model exported for CUDA has nodes that onnxruntime will run on the CPU provider."""
+    """A model exported for CUDA has nodes that onnxruntime will run on the CPU provider.
+
+    >>> import warnings, graphdsl as gd
+    >>> from exporters.onnx import export, cpu_nodes
+    >>> g = gd.Graph("mixed", input_types={"x": gd.TensorType(gd.int8, (4,))})
+    >>> x, = g.inputs
+    >>> g.output((x & 3) + 1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = export(g, target="cuda")  # CUDA has no int8 BitwiseAnd
+    >>> caught[0].category.__name__
+    'CpuFallbackWarning'
+    >>> print(caught[0].message)
+    graph 'mixed' exported for 'cuda': 1 node(s) run on CPUExecutionProvider (no
+    CUDAExecutionProvider kernel), 1 tensor copies between the devices per run:
+    BitwiseAnd[INT8] (bitwise_and at ..., 1 copies) (exporters.onnx.cpu_nodes(model) lists
+    them)
+    """
 
 
 @dataclass(frozen=True)
@@ -42,7 +59,19 @@ class CpuNode:
     """A node a CUDA session runs on the CPU: its ONNX op, the kernel table's key and the
     element types it is keyed by, its name (the graphdsl op and source line, with the ONNX
     value it makes), and the tensors copied between the devices for it (inputs made on the
-    GPU, outputs read on the GPU)."""
+    GPU, outputs read on the GPU).
+
+    >>> import warnings, graphdsl as gd
+    >>> from exporters.onnx import export, cpu_nodes
+    >>> g = gd.Graph("mixed", input_types={"x": gd.TensorType(gd.int8, (4,))})
+    >>> x, = g.inputs
+    >>> g.output((x & 3) + 1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     (node,) = cpu_nodes(export(g, target="cuda"))
+    >>> node.op, node.types, node.copies, node.name.split(" at ")[0]
+    ('BitwiseAnd', ('INT8',), 1, 'bitwise_and')
+    """
 
     op: str
     key: str
@@ -128,7 +157,21 @@ def cpu_nodes(model: onnx.ModelProto, target: str | Target = "cuda") -> list[Cpu
     CPU behind CUDA): those whose (op, element type) the target registers no kernel for.
     Each counts its copies: inputs a node on the target makes, and outputs a node on the
     target reads (graph inputs and outputs are host arrays either way, and onnxruntime
-    places a constant beside the node that reads it)."""
+    places a constant beside the node that reads it).
+
+    >>> import warnings, graphdsl as gd
+    >>> from exporters.onnx import export, cpu_nodes
+    >>> g = gd.Graph("mixed", input_types={"x": gd.TensorType(gd.int8, (4,))})
+    >>> x, = g.inputs
+    >>> g.output((x & 3) + 1)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     model = export(g, target="cuda")
+    >>> [str(n).split(" (")[0] for n in cpu_nodes(model)]
+    ['BitwiseAnd[INT8]']
+    >>> cpu_nodes(export(g, target="cpu"), "cpu")  # no fallback behind the CPU provider
+    []
+    """
     tgt = TARGETS[target] if isinstance(target, str) else target
     if tgt.fallback is None:
         return []

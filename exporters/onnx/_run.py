@@ -108,7 +108,16 @@ def inference_session(
     ModelProto's large weights are handed to onnxruntime as arrays instead of being
     serialized with it. ``kwargs``: :func:`options`' keywords (``threads``, ``tf32``,
     ``session_options``, ``provider_options``). A model onnxruntime cannot load raises
-    :class:`RunError`."""
+    :class:`RunError`.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import export, inference_session
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.int8, (2,))})
+    >>> g.output(g.inputs[0] // 2)
+    >>> sess = inference_session(export(g), threads=1)
+    >>> [i.name for i in sess.get_inputs()], sess.run(None, {"x": np.array([5, -5], np.int8)})
+    (['x'], [array([ 2, -3], dtype=int8)])
+    """
     opts = options(providers, **kwargs)
     if isinstance(model, ModelProto):
         return _new_session(model, model, _folder_of(model), opts)
@@ -298,6 +307,15 @@ def run(
     weights reach onnxruntime as arrays, not serialized (exporters/onnx/_skeleton.py).
     Whatever onnxruntime refuses, at load or at run, is a :class:`RunError` that names the
     graphdsl op and source line of the node that failed, and the providers.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import export, run
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.int16, ("n",))})
+    >>> g.output(g.inputs[0] * 3, g.inputs[0] / 2)
+    >>> run(g, {"x": np.array([1, -2], np.int16)})  # a Graph: exported on first use
+    [array([ 3, -6], dtype=int16), array([ 0.5, -1. ], dtype=float32)]
+    >>> run(export(g), [np.array([7], np.int16)], threads=1)  # a ModelProto, inputs in order
+    [array([21], dtype=int16), array([3.5], dtype=float32)]
     """
     global _last
     last = _last

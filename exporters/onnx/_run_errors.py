@@ -21,7 +21,17 @@ __all__ = ["RunError"]
 
 class RunError(ValueError):
     """Inputs that do not fit the model, or a model that onnxruntime cannot load or run (its
-    message, with the graphdsl op and source line of the node that failed)."""
+    message, with the graphdsl op and source line of the node that failed).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import run
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.int8, (4,))})
+    >>> g.output(g.inputs[0] + 1)
+    >>> run(g, {"x": np.zeros(3, np.int8)})
+    Traceback (most recent call last):
+        ...
+    exporters.onnx._run_errors.RunError: input 'x': expected shape (4,), got (3,)
+    """
 
 
 # every exception onnxruntime's binding raises (Fail, InvalidGraph, NotImplemented,

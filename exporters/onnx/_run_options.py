@@ -16,7 +16,14 @@ _CPU_ONLY = ["CPUExecutionProvider"]
 @dataclass(frozen=True)
 class Options:
     """How run() makes a session: providers with their options, threads, the user's
-    SessionOptions (by identity). One value, the session cache's key with the model."""
+    SessionOptions (by identity). One value, the session cache's key with the model.
+
+    >>> from exporters.onnx import options
+    >>> options(threads=1)
+    Options(providers=(('CPUExecutionProvider', ()),), threads=1, session_options=None)
+    >>> options(threads=1) == options(threads=1), options(threads=1).names
+    (True, ['CPUExecutionProvider'])
+    """
 
     providers: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     threads: int | None = None

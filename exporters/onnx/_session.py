@@ -61,6 +61,14 @@ class Session:
 
     ``session(inputs)`` is ``run(model, inputs)``. :meth:`run_with_ortvalues` takes and
     returns device tensors; :attr:`device` says where its outputs are bound.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import Session
+    >>> g = gd.Graph("g", input_types={"x": gd.TensorType(gd.int8, (4,))})
+    >>> g.output((g.inputs[0] & 3) + 1)
+    >>> session = Session(g, threads=1)
+    >>> session([np.array([1, 2, 3, 4], np.int8)]), session.device
+    ([array([2, 3, 4, 1], dtype=int8)], ('cpu', 0))
     """
 
     def __init__(

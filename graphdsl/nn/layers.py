@@ -144,7 +144,19 @@ class Conv1D(Module):
 
 class Embedding(Module):
     """Rows of ``weight`` (num_embeddings, embedding_dim) by integer index, as
-    ``torch.nn.Embedding`` (a gather; negative indices count from the end)."""
+    ``torch.nn.Embedding`` (a gather; negative indices count from the end).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> emb = nn.Embedding(10, 3)
+    >>> emb.load_state_dict({"weight": np.arange(30, dtype=np.float32).reshape(10, 3)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("e", input_types={"x": gd.TensorType(gd.int64, (2,))})
+    >>> g.output(emb(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([1, -1])}, weights=emb.weights())[0]
+    array([[ 3.,  4.,  5.],
+           [27., 28., 29.]], dtype=float32)
+    """
 
     weight: Any  # a Parameter; in forward, the weight's value
 
@@ -163,7 +175,18 @@ class Embedding(Module):
 
 class LayerNorm(Module):
     """``torch.nn.LayerNorm`` over the last dimension (``gd.ops.layer_norm``): weight and
-    bias of its size unless ``elementwise_affine=False`` (or ``bias=False``)."""
+    bias of its size unless ``elementwise_affine=False`` (or ``bias=False``).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> ln = nn.LayerNorm(4)
+    >>> ln.load_state_dict({"weight": np.ones(4, np.float32), "bias": np.zeros(4, np.float32)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("ln", input_types={"x": gd.TensorType(gd.float32, (1, 4))})
+    >>> g.output(ln(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([[1, 2, 3, 4]], np.float32)}, weights=ln.weights())[0]
+    array([[-1.3416355, -0.4472118,  0.4472118,  1.3416355]], dtype=float32)
+    """
 
     weight: Any  # a Parameter; in forward, the weight's value
     bias: Any  # a Parameter; in forward, the weight's value
@@ -192,7 +215,18 @@ class LayerNorm(Module):
 
 class RMSNorm(Module):
     """``torch.nn.RMSNorm`` over the last dimension (``gd.ops.rms_norm``); ``eps=None``
-    takes the dtype's machine epsilon, as PyTorch does."""
+    takes the dtype's machine epsilon, as PyTorch does.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> norm = nn.RMSNorm(2, eps=1e-6)
+    >>> norm.load_state_dict({"weight": np.ones(2, np.float32)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("rms", input_types={"x": gd.TensorType(gd.float32, (1, 2))})
+    >>> g.output(norm(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([[3, 4]], np.float32)}, weights=norm.weights())[0].round(4)
+    array([[0.8485, 1.1314]], dtype=float32)
+    """
 
     weight: Any  # a Parameter; in forward, the weight's value
 
@@ -218,7 +252,25 @@ class RMSNorm(Module):
 
 class Conv2d(Module):
     """``torch.nn.Conv2d`` on NCHW images: weight (out, in / groups, kh, kw), bias (out,);
-    ``padding`` an int, a pair, ``"valid"`` or ``"same"`` (stride 1), zeros only."""
+    ``padding`` an int, a pair, ``"valid"`` or ``"same"`` (stride 1), zeros only.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> conv = nn.Conv2d(1, 2, 3, padding=1, bias=False)
+    >>> [(name, p.shape) for name, p in conv.named_parameters()]
+    [('weight', (2, 1, 3, 3))]
+    >>> conv.load_state_dict({"weight": np.ones((2, 1, 3, 3), np.float32)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("conv", input_types={"x": gd.TensorType(gd.float32, ("batch", 1, 3, 3))})
+    >>> y = conv(g.inputs[0])
+    >>> y.type
+    TensorType(float32[batch, 2, 3, 3])
+    >>> g.output(y)
+    >>> gd.evaluate(g, {"x": np.ones((1, 1, 3, 3), np.float32)}, weights=conv.weights())[0][0, 0]
+    array([[4., 6., 4.],
+           [6., 9., 6.],
+           [4., 6., 4.]], dtype=float32)
+    """
 
     weight: Any  # a Parameter; in forward, the weight's value
     bias: Any  # a Parameter; in forward, the weight's value
@@ -266,7 +318,23 @@ class BatchNorm2d(Module):
     """``torch.nn.BatchNorm2d`` in inference (eval) mode on NCHW images: (x - running_mean)
     / sqrt(running_var + eps) * weight + bias (``gd.ops.batch_norm``), which the ONNX export
     folds into the convolution it follows. ``num_batches_tracked`` is declared, checked by
-    ``load_state_dict``, and read by no graph."""
+    ``load_state_dict``, and read by no graph.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> bn = nn.BatchNorm2d(2)
+    >>> [name for name, _ in bn.named_parameters()]
+    ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+    >>> f = np.float32
+    >>> bn.load_state_dict({"weight": np.array([1, 2], f), "bias": np.array([0, 1], f),
+    ...                     "running_mean": np.array([1, 0], f), "running_var": np.array([4, 1], f),
+    ...                     "num_batches_tracked": np.array(0)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("bn", input_types={"x": gd.TensorType(gd.float32, (1, 2, 1, 1))})
+    >>> g.output(bn(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.full((1, 2, 1, 1), 3, f)}, weights=bn.weights())[0].ravel()
+    array([0.99999875, 6.99997   ], dtype=float32)
+    """
 
     weight: Any  # a Parameter; in forward, the weight's value
     bias: Any  # a Parameter; in forward, the weight's value
@@ -301,7 +369,17 @@ class BatchNorm2d(Module):
 
 
 class MaxPool2d(Module):
-    """``torch.nn.MaxPool2d`` on NCHW images (``stride`` defaults to the kernel size)."""
+    """``torch.nn.MaxPool2d`` on NCHW images (``stride`` defaults to the kernel size).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> pool = nn.MaxPool2d(2)
+    >>> g = gd.Graph("pool", input_types={"x": gd.TensorType(gd.float32, (1, 1, 4, 4))})
+    >>> g.output(pool(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)})[0]
+    array([[[[ 5.,  7.],
+             [13., 15.]]]], dtype=float32)
+    """
 
     def __init__(self, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                  padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -318,7 +396,19 @@ class MaxPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    """``torch.nn.AdaptiveAvgPool2d`` on NCHW images (``gd.ops.adaptive_avg_pool2d``)."""
+    """``torch.nn.AdaptiveAvgPool2d`` on NCHW images (``gd.ops.adaptive_avg_pool2d``).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> pool = nn.AdaptiveAvgPool2d((1, 1))
+    >>> g = gd.Graph("pool", input_types={"x": gd.TensorType(gd.float32, ("batch", 1, 2, 2))})
+    >>> y = pool(g.inputs[0])
+    >>> y.type
+    TensorType(float32[batch, 1, 1, 1])
+    >>> g.output(y)
+    >>> gd.evaluate(g, {"x": np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)})[0].ravel()
+    array([1.5], dtype=float32)
+    """
 
     def __init__(self, output_size: int | Sequence[int | None]) -> None:
         super().__init__()
@@ -339,25 +429,58 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
-    """``torch.nn.ReLU``."""
+    """``torch.nn.ReLU``.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("relu", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    >>> g.output(nn.ReLU()(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([-1, 0, 2], np.float32)})[0]
+    array([0., 0., 2.], dtype=float32)
+    """
 
     fn = staticmethod(ops.relu)
 
 
 class SiLU(_Activation):
-    """``torch.nn.SiLU``."""
+    """``torch.nn.SiLU``.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("silu", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(nn.SiLU()(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([0, 1], np.float32)})[0].round(4)
+    array([0.    , 0.7311], dtype=float32)
+    """
 
     fn = staticmethod(ops.silu)
 
 
 class Tanh(_Activation):
-    """``torch.nn.Tanh``."""
+    """``torch.nn.Tanh``.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("tanh", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(nn.Tanh()(g.inputs[0]))
+    >>> gd.evaluate(g, {"x": np.array([0, 1], np.float32)})[0].round(4)
+    array([0.    , 0.7616], dtype=float32)
+    """
 
     fn = staticmethod(ops.tanh)
 
 
 class GELU(Module):
-    """``torch.nn.GELU``: ``approximate`` "none" (erf) or "tanh" (GPT-2's ``gelu_new``)."""
+    """``torch.nn.GELU``: ``approximate`` "none" (erf) or "tanh" (GPT-2's ``gelu_new``).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("gelu", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> x, = g.inputs
+    >>> g.output(nn.GELU()(x), nn.GELU(approximate="tanh")(x))
+    >>> [y.round(4) for y in gd.evaluate(g, {"x": np.array([0, 1], np.float32)})]
+    [array([0.    , 0.8413], dtype=float32), array([0.    , 0.8412], dtype=float32)]
+    """
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -368,7 +491,15 @@ class GELU(Module):
 
 
 class Identity(Module):
-    """``torch.nn.Identity``: its input (any arguments are ignored)."""
+    """``torch.nn.Identity``: its input (any arguments are ignored).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("id", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> x, = g.inputs
+    >>> nn.Identity(54, unused_argument=0.1)(x) is x
+    True
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -378,12 +509,28 @@ class Identity(Module):
 
 
 class Dropout(Identity):
-    """``torch.nn.Dropout`` at inference: the identity."""
+    """``torch.nn.Dropout`` at inference: the identity.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("drop", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> x, = g.inputs
+    >>> nn.Dropout(p=0.1)(x) is x
+    True
+    """
 
 
 class Flatten(Module):
     """``torch.nn.Flatten``: axes ``start_dim..end_dim`` merged (default: all but the
-    batch)."""
+    batch).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> g = gd.Graph("flat", input_types={"x": gd.TensorType(gd.float32, ("batch", 3, 4))})
+    >>> x, = g.inputs
+    >>> nn.Flatten()(x).type, nn.Flatten(0)(x).type
+    (TensorType(float32[batch, 12]), TensorType(float32[batch*12]))
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()

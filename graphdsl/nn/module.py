@@ -53,6 +53,24 @@ class Module:
     submodules as attributes, and define ``forward``. ``subgraph``: whether a call from the
     root's graph is traced into one subgraph called with its weights (None, the default:
     when the module has submodules and is not a container).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> class Scale(nn.Module):
+    ...     def __init__(self, n: int) -> None:
+    ...         super().__init__()
+    ...         self.weight = nn.Parameter((n,))
+    ...     def forward(self, x: gd.Symbol) -> gd.Symbol:
+    ...         return x * self.weight
+    >>> m = Scale(2)
+    >>> m.load_state_dict({"weight": np.array([2, 3], np.float32)})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("m", input_types={"x": gd.TensorType(gd.float32, (2,))})
+    >>> g.output(m(g.inputs[0]))
+    >>> g.weights
+    {'weight': TensorType(float32[2])}
+    >>> gd.evaluate(g, {"x": np.ones(2, np.float32)}, weights=m.weights())
+    [array([2., 3.], dtype=float32)]
     """
 
     subgraph: bool | None = None
@@ -205,7 +223,13 @@ class _Modules(Module):
 
 class Sequential(_Modules):
     """Modules called one after the other, named ``0``, ``1``... (or by an OrderedDict's
-    keys), as ``torch.nn.Sequential``."""
+    keys), as ``torch.nn.Sequential``.
+
+    >>> from graphdsl import nn
+    >>> s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    >>> [name for name, _ in s.named_parameters()], len(s), type(s[1]).__name__
+    (['0.weight', '0.bias', '2.weight', '2.bias'], 3, 'ReLU')
+    """
 
     def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
         super().__init__()
@@ -224,7 +248,13 @@ class Sequential(_Modules):
 
 class ModuleList(_Modules):
     """A list of modules named ``0``, ``1``..., as ``torch.nn.ModuleList`` (call them in
-    your own forward)."""
+    your own forward).
+
+    >>> from graphdsl import nn
+    >>> blocks = nn.ModuleList(nn.Linear(2, 2, bias=False) for _ in range(3))
+    >>> len(blocks), [name for name, _ in blocks.named_parameters()]
+    (3, ['0.weight', '1.weight', '2.weight'])
+    """
 
     def __init__(self, modules: Iterable[Module] = ()) -> None:
         super().__init__()

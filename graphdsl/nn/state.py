@@ -28,7 +28,14 @@ _SHOWN = 8  # names listed per kind of problem (the exception holds them all)
 
 
 class IncompatibleKeys(NamedTuple):
-    """What ``load_state_dict(..., strict=False)`` left out, as PyTorch returns it."""
+    """What ``load_state_dict(..., strict=False)`` left out, as PyTorch returns it.
+
+    >>> import numpy as np
+    >>> from graphdsl import nn
+    >>> state = {"weight": np.ones((2, 2), np.float32), "extra": np.ones(1)}
+    >>> nn.Linear(2, 2).load_state_dict(state, strict=False)
+    IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['extra'])
+    """
 
     missing_keys: list[str]
     unexpected_keys: list[str]
@@ -36,7 +43,16 @@ class IncompatibleKeys(NamedTuple):
 
 class StateDictError(WeightError):
     """A state dict that does not match a module's parameters: ``missing``, ``unexpected``
-    and ``mistyped`` (name, what the module declares, what the data is) list them all."""
+    and ``mistyped`` (name, what the module declares, what the data is) list them all.
+
+    >>> import numpy as np
+    >>> from graphdsl import nn
+    >>> try:
+    ...     nn.Linear(2, 2).load_state_dict({"weight": np.ones((3, 2), np.float32)})
+    ... except nn.StateDictError as e:
+    ...     print(e.missing, e.unexpected, e.mistyped)
+    ['bias'] [] [('weight', 'float32[2, 2]', 'float32[3, 2]')]
+    """
 
     def __init__(
         self,

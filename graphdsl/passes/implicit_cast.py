@@ -157,7 +157,24 @@ def _computed_dtype(graph: Graph, node: Symbol) -> DType | None:
 
 
 def implicit_cast(graph: Graph) -> Graph:
-    """A new graph with explicit casts; ``graph`` is unchanged."""
+    """A new graph with explicit casts; ``graph`` is unchanged.
+
+    Every conversion the policy makes implicitly (an operand promoted, a literal typed)
+    becomes a ``cast`` node or a typed constant; ``graph.explain()`` says why each happens.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("c", input_types={"x": gd.float32, "n": gd.int16})
+    >>> x, n = g.inputs
+    >>> g.output(x * n + 1)
+    >>> print(gd.passes.implicit_cast(g))
+    graph c(%x: float32[], %n: int16[]) {
+      %0: float32[] = cast %n, to=float32
+      %1: float32[] = mul %x, %0
+      %2: float32[] = constant 1.0
+      %3: float32[] = add %1, %2
+      return %3
+    }
+    """
     return make_casts_explicit(graph, Rewriter(graph))
 
 

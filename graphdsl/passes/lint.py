@@ -15,10 +15,40 @@ __all__ = ["LossyCast", "LossyCastWarning", "lint_lossy", "warn_node"]
 
 
 class LossyCastWarning(UserWarning):
-    """An implicit conversion that can change values."""
+    """An implicit conversion that can change values, warned about as the graph is built
+    when it is made with ``warn_lossy=True`` (at the user's line).
+
+    >>> import warnings, graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"a": gd.int64, "h": gd.float16}, policy="jax",
+    ...              warn_lossy=True)
+    >>> a, h = g.inputs
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     y = a + h
+    >>> caught[0].category.__name__
+    'LossyCastWarning'
+    >>> print(str(caught[0].message).split(": ", 1)[1])
+    operand 0 int64 -> float16 can lose magnitude (int64 reaches 9.22337e+18, float16 only
+    65504); cast explicitly (gd.ops.cast) to a dtype that holds both, or choose another
+    policy than 'jax'
+    """
 
 
 class LossyCast(NamedTuple):
+    """An implicit conversion that can change values, as :func:`lint_lossy` reports it: the
+    node, which operand, the dtypes, what can happen and how to avoid it.
+
+    >>> import graphdsl as gd
+    >>> g = gd.Graph("g", input_types={"a": gd.int64, "h": gd.float16}, policy="jax")
+    >>> a, h = g.inputs
+    >>> g.output(a + h)
+    >>> (found,) = gd.passes.lint_lossy(g)
+    >>> found.node.op, found.operand, found.src, found.dst
+    ('add', 0, DType.int64, DType.float16)
+    >>> found.problem
+    'can lose magnitude (int64 reaches 9.22337e+18, float16 only 65504)'
+    """
+
     node: Symbol
     operand: int
     src: DType
