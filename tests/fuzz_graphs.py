@@ -120,7 +120,7 @@ CONTROL_OPS = ["cond", "while_loop", "call"]
 MAX_EXTRA_OPS = ["bottom_k", "scatter_max", "scatter_min", "scatter_mul", "scatter_nd_max",
                  "scatter_nd_min", "scatter_nd_mul", "nonzero", "rebind", "dynamic_slice",
                  "dynamic_range", "fold", "roi_align", "random_uniform",
-                 "random_normal"]  # fmt: skip
+                 "random_normal", "dim_size"]  # fmt: skip
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset(
@@ -2059,6 +2059,18 @@ def _max_extra_step(b: _Builder, op: str) -> None:
             b.add(gd.ops.is_nan(u), f"gd.ops.is_nan(gd.ops.random_normal({shape}, gd.{d.name}, "
                                     f"0.0, 1.0, seed={seed}))")  # fmt: skip
         b.count_as(op)  # (the value added is the check of the draw)
+        return
+
+    if op == "dim_size":  # of a graph input's first and last dims (symbolic or not)
+        inputs = [v for v in b.g.inputs if v.rank]
+        if not inputs:
+            assume(False)
+            return
+        k = b.draw(st.integers(0, len(inputs) - 1))
+        first, last = inputs[k].shape[0], inputs[k].shape[-1]
+        with b.g:  # (no Symbol operand: it builds in the graph of the with block)
+            r = gd.ops.dim_size(first * 2 + last)
+        b.add(r, f"gd.ops.dim_size(g.inputs[{k}].shape[0] * 2 + g.inputs[{k}].shape[-1])")
         return
 
     def fits(v: _Value) -> bool:

@@ -507,7 +507,8 @@ def describe(x: Any) -> str:
 
 def _max_cases() -> dict[str, tuple[int, Build]]:
     """The ops graphdsl.max added (issue 25): combining scatters (repeated indices), bottom_k,
-    nonzero, rebind, slices and ranges with tensor bounds, fold."""
+    nonzero, rebind, slices and ranges with tensor bounds, fold; dim_size (of the input's
+    dims: static here, symbolic in tests/test_dims.py and the fuzzer)."""
     i64 = np.int64
 
     def bounds(d: DType) -> tuple[Any, ...]:
@@ -535,6 +536,7 @@ def _max_cases() -> dict[str, tuple[int, Build]]:
             gd.ops.dynamic_range(*bounds(s[0].dtype), "k", dtype=s[0].dtype), s[0]
         ),
     )
+    ops["dim_size"] = (1, lambda s: gd.ops.dim_size(s[0].shape[0] * 2 + s[0].shape[1]))
     ops["fold"] = (1, lambda s: gd.ops.fold(gd.ops.reshape(s[0], (1, 4, 6)), (3, 4), (2, 2)))
     # roi_align sampling each pixel once (half-pixel, one sample per bin of one pixel): the
     # image back, exactly (a NaN or inf beside a pixel makes it NaN in both: 0 * inf)

@@ -19,6 +19,7 @@ from backend import export, run
 
 import graphdsl as gd
 import graphdsl.max as gm
+from exporters.onnx import ExportError
 from graphdsl import dims
 from graphdsl.dims import AlgebraicDim, Dim, StaticDim, SymbolicDim, as_dim, dim_text
 from graphdsl.shapes import bind_dim, floordiv_dim, format_shape, shape_of, sum_dims
@@ -273,3 +274,34 @@ def test_dynamic_dim_is_a_marked_symbolic_dim() -> None:
     assert d + 1 == Dim("k") + 1
     with pytest.raises(ValueError, match="Invalid name"):
         Dim.dynamic("1k")
+
+
+# ---------------------------------------------------------------------------- dim_size
+
+
+def test_dim_size_is_a_dimensions_run_time_size() -> None:
+    # a symbolic dimension as a value (MAX's Dim used as a tensor): its names' sizes come from
+    # the inputs that have them, in the reference and in the model alike
+    g = gd.Graph("d", input_types={"x": gd.TensorType(gd.float32, ("n", "m")),
+                                   "y": gd.TensorType(gd.int8, ("k",))})  # fmt: skip
+    x, y = g.inputs
+    with g:
+        sizes = [gd.ops.dim_size(d) for d in (x.shape[0] * 2 + y.shape[0], x.shape[1], 7)]
+    assert all(s.type == gd.TensorType(gd.int64, ()) for s in sizes)
+    g.output(*sizes, x * gd.ops.cast(sizes[0], gd.float32))
+    feeds = [np.ones((3, 5), np.float32), np.zeros(4, np.int8)]
+    for got in (gd.evaluate(g, feeds), run(export(g), feeds)):
+        assert [int(v) for v in got[:3]] == [3 * 2 + 4, 5, 7]
+        assert got[0].dtype == np.int64
+        assert (got[3] == 10.0).all()
+
+
+def test_dim_size_of_a_name_no_input_has_is_refused() -> None:
+    g = gd.Graph("d", input_types={"x": gd.TensorType(gd.float32, (3,))})
+    with g:
+        size = gd.ops.dim_size("batch")
+    g.output(size)
+    with pytest.raises(gd.ShapeError, match=r"'batch' is not a dimension of any graph input"):
+        gd.evaluate(g, [np.zeros(3, np.float32)])
+    with pytest.raises(ExportError, match=r"'batch' is not a dimension of any graph input"):
+        export(g)

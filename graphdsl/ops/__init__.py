@@ -279,7 +279,7 @@ __all__ = [
 # MAX's ops that graphdsl.max needed (issue 25): data-dependent sizes, combining scatters,
 # bottom_k, rebind, random values, col2im and region-of-interest pooling
 from graphdsl.ops.debug import rebind
-from graphdsl.ops.dynamic import dynamic_range, dynamic_slice, nonzero
+from graphdsl.ops.dynamic import dim_size, dynamic_range, dynamic_slice, nonzero
 from graphdsl.ops.image import fold, roi_align
 from graphdsl.ops.ordering import bottom_k
 from graphdsl.ops.random import random_normal, random_uniform
@@ -295,6 +295,7 @@ from graphdsl.ops.scatter_reduce import (
 
 __all__ += [
     "bottom_k",
+    "dim_size",
     "dynamic_range",
     "dynamic_slice",
     "fold",

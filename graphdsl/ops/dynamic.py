@@ -1,6 +1,7 @@
 """Ops whose result has a size known only when the model runs, named by the caller (MAX's
 ``out_dim``): ``nonzero`` (the indices of the non-zero elements), ``dynamic_range`` (a range
-with tensor bounds) and ``dynamic_slice`` (a slice with tensor bounds).
+with tensor bounds) and ``dynamic_slice`` (a slice with tensor bounds); and ``dim_size``, a
+dimension's size as a value, known when the model runs for a symbolic one.
 
 The named dimension is bound when the graph is evaluated, from the first value that has
 it, like an input's symbolic dimension.
@@ -16,10 +17,10 @@ import numpy as np
 from graphdsl.dtypes import DType, Kind
 from graphdsl.ops._define import INTEGER, REAL, Operand, Symbol, define, need, op
 from graphdsl.policies import Policy, Promoted
-from graphdsl.shapes import ShapeError, normalize_axis
+from graphdsl.shapes import Dim, ShapeError, bound_size, normalize_axis, shape_of
 from graphdsl.types import OpTypeError, TensorType
 
-__all__ = ["dynamic_range", "dynamic_slice", "nonzero"]
+__all__ = ["dim_size", "dynamic_range", "dynamic_slice", "nonzero"]
 
 
 def _out_dim(d: object, op_name: str) -> int | str:
@@ -156,3 +157,38 @@ def _dynamic_slice_impl(
 
 define(dynamic_slice, _dynamic_slice_rule, _dynamic_slice_impl,
        "x: any; start, stop, step: integer scalars")  # fmt: skip
+
+
+def dim_size(d: Dim) -> Symbol:
+    """The size of dimension ``d`` as an int64 scalar (MAX's ``Dim`` used as a tensor): a
+    static one is its value; a symbolic one, a name or an expression of names such as
+    ``n * 2 + 1``, is known when the model runs, from the graph inputs that have those names
+    (evaluating or exporting a graph where none has one is refused). With no Symbol
+    operand, it builds in the graph of the enclosing ``with graph:`` block.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> g = gd.Graph("d", input_types={"x": gd.TensorType(gd.float32, ("n", 3))})
+    >>> with g:
+    ...     size = gd.ops.dim_size(g.inputs[0].shape[0] * 2 + 1)
+    >>> size.type
+    TensorType(int64[])
+    >>> g.output(size)
+    >>> gd.evaluate(g, {"x": np.zeros((4, 3), np.float32)})
+    [array(9)]
+    """
+    return op("dim_size", dim=d)
+
+
+def _dim_size_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
+    (d,) = shape_of([attrs["dim"]])
+    if isinstance(d, int) and d < 0:
+        raise ShapeError(f"dim_size: a dimension is a size >= 0, got {d}")
+    attrs["dim"] = d
+    return (), TensorType(DType.int64, ())
+
+
+def _dim_size_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> Any:
+    return np.array(bound_size(attrs.get("_bound", {}), attrs["dim"]), np.int64)
+
+
+define(dim_size, _dim_size_rule, _dim_size_impl, "no operands; int64")

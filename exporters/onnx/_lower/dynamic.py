@@ -1,8 +1,9 @@
 """Lowerings of the ops with sizes known when the model runs: ``nonzero`` (ONNX NonZero of
 ``x != 0``, transposed to (count, rank)), ``dynamic_range`` (ONNX Range, in int64 or
 float64 where the dtype has no kernel, then cast: ``start + i * step`` as the reference
-computes it in the dtype for the kernel's dtypes) and ``dynamic_slice`` (ONNX Slice with
-tensor bounds, clamped as numpy's)."""
+computes it in the dtype for the kernel's dtypes), ``dynamic_slice`` (ONNX Slice with
+tensor bounds, clamped as numpy's) and ``dim_size`` (a constant, or the input shapes'
+entries a symbolic dimension is made of: Shape, Gather and the arithmetic between them)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,8 @@ def _dynamic_slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) 
 
 
 _FLOAT8 = (T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz)
+
+
+@register("dim_size")
+def _dim_size(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
+    return V(dims.scalar(node.attrs["dim"]), T.int64)
