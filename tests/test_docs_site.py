@@ -56,31 +56,6 @@ MODULES = [
 ]
 pytestmark = pytest.mark.docs
 
-# TODO(lead): docstring example pending. Names defined in files another change is editing
-# (graphdsl/max/, graphdsl/nn/attention.py, exporters/onnx/_generate.py): each still lacks
-# its docstring or example (the test fails once one has it, to keep this list exact).
-PENDING = {
-    "graphdsl.max.BufferType",
-    "graphdsl.max.BufferValue",
-    "graphdsl.max.BufferValueLike",
-    "graphdsl.max.ConvInputLayout",
-    "graphdsl.max.DType",
-    "graphdsl.max.DeviceKind",
-    "graphdsl.max.DimLike",
-    "graphdsl.max.FilterLayout",
-    "graphdsl.max.InterpolationMode",
-    "graphdsl.max.MissingOpError",
-    "graphdsl.max.ShapeLike",
-    "graphdsl.max.TensorValue",
-    "graphdsl.max.TensorValueLike",
-    "graphdsl.max.Type",
-    "graphdsl.max.UnsupportedError",
-    "graphdsl.max.Value",
-    "graphdsl.max.Weight",
-    "graphdsl.nn.MultiheadAttention",
-    "exporters.onnx.generate",
-}
-
 
 def _require(module: str) -> Any:
     """``module``, or a failure saying to install the docs extra."""
@@ -165,17 +140,10 @@ def missing_docs() -> dict[str, str]:
 def test_every_public_name_has_a_docstring_and_an_example() -> None:
     names = public_names()
     lacking = missing_docs()
-    unexpected = {k: v for k, v in lacking.items() if k not in PENDING}
-    done = sorted(PENDING - set(lacking))
-    documented = len(names) - len(lacking)
-    print(
-        f"public names: {len(names)} found, {documented} documented, "
-        f"{len(lacking)} pending ({len(PENDING)} listed)"
+    print(f"public names: {len(names)} found, {len(names) - len(lacking)} documented")
+    assert not lacking, "public names without what the docs need:\n" + "\n".join(
+        f"  {k}: {v}" for k, v in sorted(lacking.items())
     )
-    assert not unexpected, "public names without what the docs need:\n" + "\n".join(
-        f"  {k}: {v}" for k, v in sorted(unexpected.items())
-    )
-    assert not done, f"documented now, remove from PENDING: {done}"
 
 
 def test_the_rule_sees_what_it_must() -> None:

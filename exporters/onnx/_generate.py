@@ -210,7 +210,30 @@ def generate(
     """``Generator(model).generate(input_ids, attention_mask, **options)``: the prompts and
     the tokens generated (options: ``max_new_tokens``, ``do_sample``, ``temperature``,
     ``top_k``, ``top_p``, ``seed``, ``eos_token_id``, ``pad_token_id``). Make a
-    :class:`Generator` once to generate many times from one session."""
+    :class:`Generator` once to generate many times from one session.
+
+    A toy decoder whose next token is the last one plus 1 (mod 5), on a left-padded batch
+    of two prompts; a row that produces ``eos_token_id`` is padded with it (the default
+    ``pad_token_id``), and generation stops once every row has:
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from exporters.onnx import generate
+    >>> g = gd.Graph("counter", input_types={
+    ...     "input_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+    ...     "attention_mask": gd.TensorType(gd.int64, ("batch", "total")),
+    ...     "position_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+    ...     "past_key_0": gd.TensorType(gd.float32, ("batch", 1, "past", 1)),
+    ...     "past_value_0": gd.TensorType(gd.float32, ("batch", 1, "past", 1))})
+    >>> ids, mask, pos, pk, pv = g.inputs
+    >>> kv = ids.cast(gd.float32)[:, None, :, None]
+    >>> g.output(logits=gd.ops.one_hot((ids + 1) % 5, 5).cast(gd.float32),
+    ...          present_key_0=gd.ops.concat([pk, kv], axis=2),
+    ...          present_value_0=gd.ops.concat([pv, kv], axis=2))
+    >>> prompts, prompt_mask = np.array([[1, 2], [0, 3]]), np.array([[1, 1], [0, 1]])
+    >>> generate(g, prompts, prompt_mask, max_new_tokens=5, eos_token_id=4)
+    array([[1, 2, 3, 4],
+           [0, 3, 4, 4]])
+    """
     gen = model if isinstance(model, Generator) else Generator(model)
     return gen.generate(input_ids, attention_mask, **options)
 

@@ -50,7 +50,22 @@ __all__ = [
 class BufferValue(Value):
     """A mutable buffer of a graphdsl.max Graph, as max.graph's ``BufferValue``: ``b[...]``
     loads it, ``b[index] = value`` stores into it; ``type``, ``shape``, ``dtype`` and
-    ``device`` are its :class:`~graphdsl.max.BufferType`'s."""
+    ``device`` are its :class:`~graphdsl.max.BufferType`'s.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import BufferType, DeviceRef, DType, Graph, TensorType, ops
+    >>> cpu = DeviceRef.CPU()
+    >>> types = [BufferType(DType.int32, [3], cpu), TensorType(DType.int32, [3], cpu)]
+    >>> with Graph("acc", input_types=types) as g:
+    ...     buf, x = g.inputs[0].buffer, g.inputs[1].tensor
+    ...     buf[...] = buf[...] + x  # load, add, store
+    ...     buf[0] = ops.constant(7, DType.int32, cpu)  # store at index 0
+    ...     g.output(buf[1:])
+    >>> buf
+    BufferValue(dtype=int32, shape=[Dim(3)], device=cpu:0)
+    >>> gd.evaluate(g, [np.zeros(3, np.int32), np.array([1, 2, 3], np.int32)])
+    [array([2, 3], dtype=int32), array([7, 2, 3], dtype=int32)]
+    """
 
     __slots__ = ("_graph", "_type", "current")
 
@@ -105,6 +120,8 @@ class BufferValue(Value):
 
 
 BufferValueLike = BufferValue  # (MAX's alias: what a buffer op takes)
+"""What a buffer op (``ops.buffer_load``, ``ops.buffer_store``...) takes, as max.graph's
+``BufferValueLike``: here :class:`BufferValue` itself."""
 
 
 def buffer_create(type: BufferType, init_value: float | bool | None = None) -> BufferValue:

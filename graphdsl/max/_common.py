@@ -18,6 +18,11 @@ from graphdsl.max._value import TensorValue, arg
 from graphdsl.types import OpTypeError
 
 TensorValueLike = TensorValue | Weight | Symbol | Dim | int | float | np.ndarray | np.generic
+"""What an op takes as a tensor operand, as max.graph's ``TensorValueLike``: a
+:class:`~graphdsl.max.TensorValue` (or graphdsl's :class:`~graphdsl.Symbol`), a
+:class:`~graphdsl.max.Weight` (added to the current graph), a static ``Dim`` (an int64
+scalar), a Python number (a literal, promoted as max.graph promotes one) or a numpy array
+or scalar (a constant)."""
 DimLike = int | str | Dim | np.integer
 
 

@@ -87,4 +87,10 @@ class Shape(list[Dim]):
 
 
 DimLike: TypeAlias = int | str | Dim | np.integer
+"""What a dimension may be given as, as max.graph's ``DimLike``: an int (a static
+dimension), a name (a symbolic one), a :class:`Dim`, or a numpy integer (which the ops
+take as its int; ``Dim()`` itself refuses one, as MAX's does)."""
+
 ShapeLike: TypeAlias = Iterable[DimLike]
+"""What a shape may be given as, as max.graph's ``ShapeLike``: an iterable of
+:data:`DimLike` (a list, a tuple, a :class:`Shape`); ``Shape(s)`` makes it a Shape."""

@@ -27,7 +27,15 @@ __all__ = ["DType", "from_core", "to_core"]
 
 
 class DType(enum.Enum):
-    """A tensor element type, as max.graph's ``DType`` (values are MAX's)."""
+    """A tensor element type, as max.graph's ``DType`` (values are MAX's).
+
+    >>> import numpy as np
+    >>> from graphdsl.max import DType
+    >>> DType.bfloat16.is_half(), DType.uint8.is_unsigned_integral(), DType.float16.size_in_bytes
+    (True, True, 2)
+    >>> DType("f32"), DType.int8.value, DType.int64.to_numpy(), DType.from_numpy(np.float16)
+    (float32, 135, dtype('int64'), float16)
+    """
 
     bool = 1
     int8 = 135

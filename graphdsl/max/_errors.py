@@ -35,7 +35,16 @@ __all__ = [
 
 
 class UnsupportedError(NotImplementedError):
-    """A MAX feature (an op, an argument value, a method) that graphdsl does not implement."""
+    """A MAX feature (an op, an argument value, a method) that graphdsl does not implement:
+    a ``NotImplementedError``, whose message says what to do instead.
+
+    >>> from graphdsl.max import DType, UnsupportedError, Weight
+    >>> try:
+    ...     Weight("w", DType.uint8, [4], quantization_encoding="q4_0")
+    ... except UnsupportedError as e:
+    ...     print(isinstance(e, NotImplementedError), e)
+    True Weight 'w': quantization_encoding (...) is not supported by graphdsl; store the ...
+    """
 
 
 class DeviceMismatchError(ValueError):

@@ -41,7 +41,13 @@ __all__ = [
 
 
 class DeviceKind(str, enum.Enum):
-    """The kind of a device, as MAX's ``DeviceKind``."""
+    """The kind of a device, as MAX's ``DeviceKind``: a :class:`DeviceRef`'s
+    ``device_type``, a ``str`` of its value.
+
+    >>> from graphdsl.max import DeviceKind, DeviceRef
+    >>> DeviceRef.GPU(1).device_type is DeviceKind.GPU, str(DeviceKind.CPU), DeviceKind("npu")
+    (True, 'cpu', <DeviceKind.NPU: 'npu'>)
+    """
 
     CPU = "cpu"
     GPU = "gpu"
@@ -127,7 +133,16 @@ class DeviceRef:
 
 class Type:
     """The type of a value of a graph, as max.graph's ``Type``: :class:`TensorType` and
-    :class:`BufferType` are the ones graphdsl.max has."""
+    :class:`BufferType` are the ones graphdsl.max has.
+
+    >>> from graphdsl.max import BufferType, DeviceRef, DType, Graph, TensorType, Type
+    >>> cpu = DeviceRef.CPU()
+    >>> types = [TensorType(DType.int8, [2], cpu), BufferType(DType.int8, [2], cpu)]
+    >>> with Graph("types", input_types=types) as g:
+    ...     g.output(g.inputs[0].tensor)
+    >>> [isinstance(v.type, Type) for v in g.inputs], type(g.inputs[1].type).__name__
+    ([True, True], 'BufferType')
+    """
 
     __slots__ = ()
 
@@ -224,7 +239,20 @@ class TensorType(_TensorTypeBase):
 
 class BufferType(_TensorTypeBase):
     """A mutable buffer's type, as max.graph's ``BufferType``: graphdsl threads a buffer
-    through the graph (an input whose final value is an extra output; docs/max.md)."""
+    through the graph (an input whose final value is an extra output; docs/max.md).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import BufferType, DeviceRef, DType, Graph
+    >>> counts = BufferType(DType.int32, [2], DeviceRef.CPU())
+    >>> counts.as_tensor()
+    TensorType(dtype=int32, shape=[Dim(2)], device=cpu:0)
+    >>> with Graph("count", input_types=[counts]) as g:
+    ...     state = g.inputs[0].buffer
+    ...     state[...] = state[...] + 1
+    ...     g.output()
+    >>> gd.evaluate(g, [np.array([0, 5], np.int32)])  # the buffer's new value
+    [array([1, 6], dtype=int32)]
+    """
 
     __slots__ = ()
 
@@ -238,7 +266,20 @@ class BufferType(_TensorTypeBase):
 
 
 class ConvInputLayout(enum.Enum):
-    """The layout of a convolution's input, as MAX's ``ConvInputLayout``."""
+    """The layout of a convolution's input, as MAX's ``ConvInputLayout`` (``ops.conv2d``'s
+    ``input_layout``; NHWC by default, as MAX's).
+
+    >>> import numpy as np
+    >>> from graphdsl.max import ConvInputLayout, DeviceRef, DType, FilterLayout, Graph
+    >>> from graphdsl.max import TensorType, ops
+    >>> image = TensorType(DType.float32, [1, 3, 8, 8], DeviceRef.CPU())  # N, C, H, W
+    >>> with Graph("conv", input_types=[image]) as g:
+    ...     y = ops.conv2d(g.inputs[0].tensor, np.ones((4, 3, 3, 3), np.float32),
+    ...                    input_layout=ConvInputLayout.NCHW, filter_layout=FilterLayout.FCRS)
+    ...     g.output(y)
+    >>> y.shape
+    [Dim(1), Dim(4), Dim(6), Dim(6)]
+    """
 
     NHWC = "NHWC"
     NCHW = "NCHW"
@@ -246,7 +287,20 @@ class ConvInputLayout(enum.Enum):
 
 class FilterLayout(enum.Enum):
     """The layout of a convolution's filter, as MAX's ``FilterLayout`` (graphdsl takes RSCF,
-    QRSCF, FCRS and FCQRS; CFRS raises)."""
+    QRSCF, FCRS and FCQRS; CFRS raises): ``ops.conv2d``'s ``filter_layout``, RSCF (height,
+    width, in channels, filters) by default, as MAX's.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import DeviceRef, DType, FilterLayout, Graph, TensorType, ops
+    >>> image = TensorType(DType.float32, [1, 2, 2, 1], DeviceRef.CPU())  # N, H, W, C
+    >>> rscf = np.ones((2, 2, 1, 3), np.float32)  # 2x2 taps, 1 channel in, 3 filters
+    >>> with Graph("conv", input_types=[image]) as g:
+    ...     x = g.inputs[0].tensor
+    ...     g.output(ops.conv2d(x, rscf),
+    ...              ops.conv2d(x, rscf.transpose(3, 2, 0, 1), filter_layout=FilterLayout.FCRS))
+    >>> [y.tolist() for y in gd.evaluate(g, [np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1)])]
+    [[[[[6.0, 6.0, 6.0]]]], [[[[6.0, 6.0, 6.0]]]]]
+    """
 
     RSCF = "RSCF"
     QRSCF = "QRSCF"
@@ -256,7 +310,19 @@ class FilterLayout(enum.Enum):
 
 
 class InterpolationMode(enum.Enum):
-    """Interpolation modes for image resize operations, as MAX's ``InterpolationMode``."""
+    """Interpolation modes for image resize operations, as MAX's ``InterpolationMode``
+    (``ops.resize``'s ``interpolation``; BILINEAR by default, as MAX's).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import DeviceRef, DType, Graph, InterpolationMode, TensorType, ops
+    >>> image = TensorType(DType.float32, [1, 1, 1, 2], DeviceRef.CPU())  # N, C, H, W
+    >>> with Graph("resize", input_types=[image]) as g:
+    ...     g.output(ops.resize(g.inputs[0].tensor, [1, 1, 1, 4], InterpolationMode.NEAREST))
+    >>> gd.evaluate(g, [np.array([[[[1, 2]]]], np.float32)])[0]
+    array([[[[1., 1., 2., 2.]]]], dtype=float32)
+    >>> InterpolationMode("bicubic"), str(InterpolationMode.BILINEAR)
+    (<InterpolationMode.BICUBIC: 'bicubic'>, 'bilinear')
+    """
 
     NEAREST = "nearest"
     BILINEAR = "bilinear"
@@ -271,6 +337,17 @@ class Weight:
     ``Graph.add_weight`` (graphdsl's :meth:`graphdsl.Graph.weight`) or use it as an op
     operand; its data is bound by name at export (``exporters.onnx.export(graph,
     weights=...)``) or evaluation.
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType, Weight
+    >>> scale = Weight("scale", DType.float32, [2])
+    >>> scale
+    Weight('scale', DType.float32, [Dim(2)], cpu:0)
+    >>> with Graph("scaled", input_types=[TensorType(DType.float32, [2], DeviceRef.CPU())]) as g:
+    ...     g.output(g.inputs[0].tensor * g.add_weight(scale))
+    >>> data = {"scale": np.array([10, 100], np.float32)}
+    >>> gd.evaluate(g, [np.array([1, 2], np.float32)], weights=data)
+    [array([ 10., 200.], dtype=float32)]
     """
 
     __slots__ = ("device", "dtype", "name", "shape")

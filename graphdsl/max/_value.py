@@ -81,7 +81,21 @@ def note_effect(device: Any, graph: Any = None) -> None:
 
 class Value:
     """A value of a graphdsl.max graph, as max.graph's ``Value``: a :class:`TensorValue` or
-    a buffer (``.tensor`` and ``.buffer`` give it as one; the other raises TypeError)."""
+    a buffer (``.tensor`` and ``.buffer`` give it as one; the other raises TypeError).
+
+    >>> from graphdsl.max import BufferType, DeviceRef, DType, Graph, TensorType, Value
+    >>> cpu = DeviceRef.CPU()
+    >>> types = [TensorType(DType.float32, [2], cpu), BufferType(DType.float32, [2], cpu)]
+    >>> with Graph("values", input_types=types) as g:
+    ...     x, b = g.inputs
+    ...     g.output(x.tensor + b.buffer[...])
+    >>> [type(v).__name__ for v in g.inputs], all(isinstance(v, Value) for v in g.inputs)
+    (['TensorValue', 'BufferValue'], True)
+    >>> b.tensor
+    Traceback (most recent call last):
+        ...
+    TypeError: BufferValue(dtype=float32, shape=[Dim(2)], device=cpu:0) is not a tensor value
+    """
 
     __slots__ = ()
 
@@ -103,6 +117,20 @@ class TensorValue(Value, TorchStyleMethods):
 
     ``TensorValue(v)`` takes another TensorValue, a graph input, a ``Dim`` or a ``Shape``
     (as int64 tensors); a Python number raises TypeError (use ``ops.constant``).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl.max import DeviceRef, DType, Graph, TensorType
+    >>> with Graph("t", input_types=[TensorType(DType.float32, ["n", 2], DeviceRef.CPU())]) as g:
+    ...     x = g.inputs[0].tensor
+    ...     y = (x.T @ x).mean(axis=0)  # a reduction keeps its axis, with size 1
+    ...     g.output(y, x > 1)
+    >>> x
+    TensorValue(dtype=float32, shape=[Dim('n'), Dim(2)], device=cpu:0)
+    >>> y.type
+    TensorType(dtype=float32, shape=[Dim(1), Dim(2)], device=cpu:0)
+    >>> gd.evaluate(g, [np.array([[1, 2], [3, 4]], np.float32)])
+    [array([[12., 17.]], dtype=float32), array([[False,  True],
+           [ True,  True]])]
     """
 
     __slots__ = ("_device", "_symbol")

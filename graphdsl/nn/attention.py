@@ -25,7 +25,31 @@ class MultiheadAttention(Module):
     is_causal=False)`` returns ``(output, None)``: the averaged attention weights are not
     built. Inputs are (L, N, E), or (N, L, E) with ``batch_first=True``. As PyTorch's, a bool
     ``attn_mask`` or ``key_padding_mask`` is True where attention is *not* allowed (a float
-    one is added); ``is_causal=True`` applies the causal mask."""
+    one is added); ``is_causal=True`` applies the causal mask.
+
+    With identity projections and keys all alike, each query attends evenly to the values:
+    the output is their mean (over the keys a padding mask leaves).
+
+    >>> import numpy as np, graphdsl as gd
+    >>> from graphdsl import nn
+    >>> mha = nn.MultiheadAttention(2, num_heads=2, batch_first=True)
+    >>> [(n, p.shape) for n, p in mha.named_parameters()]
+    [('in_proj_weight', (6, 2)), ('in_proj_bias', (6,)),
+     ('out_proj.weight', (2, 2)), ('out_proj.bias', (2,))]
+    >>> eye, zeros = np.eye(2, dtype=np.float32), np.zeros(6, np.float32)
+    >>> mha.load_state_dict({"in_proj_weight": np.vstack([eye] * 3), "in_proj_bias": zeros,
+    ...                      "out_proj.weight": eye, "out_proj.bias": zeros[:2]})
+    IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> g = gd.Graph("mha", input_types={"q": gd.TensorType(gd.float32, (1, 1, 2)),
+    ...                                  "v": gd.TensorType(gd.float32, (1, 3, 2))})
+    >>> q, v = g.inputs
+    >>> out, weights = mha(q, v * 0, v)
+    >>> padded, _ = mha(q, v * 0, v, key_padding_mask=np.array([[False, False, True]]))
+    >>> g.output(out, padded)
+    >>> values = np.array([[[1, 0], [0, 1], [2, 2]]], np.float32)
+    >>> gd.evaluate(g, [np.ones((1, 1, 2), np.float32), values], weights=mha.weights())
+    [array([[[1., 1.]]], dtype=float32), array([[[0.5, 0.5]]], dtype=float32)]
+    """
 
     in_proj_weight: Any  # a Parameter; in forward, the weight's value
     in_proj_bias: Any  # a Parameter; in forward, the weight's value

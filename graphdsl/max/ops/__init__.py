@@ -163,7 +163,18 @@ from graphdsl.max.ops import complex, elementwise, random, reduction
 
 class MissingOpError(UnsupportedError, AttributeError):
     """A ``max.graph.ops`` op that graphdsl does not have (an AttributeError too, so that
-    ``hasattr(ops, name)`` is False for it)."""
+    ``hasattr(ops, name)`` is False for it); ``ops.MISSING`` gives the reason for each.
+
+    >>> from graphdsl.max import MissingOpError, UnsupportedError, ops
+    >>> hasattr(ops, "custom"), "custom" in ops.MISSING
+    (False, True)
+    >>> issubclass(MissingOpError, UnsupportedError), issubclass(MissingOpError, AttributeError)
+    (True, True)
+    >>> ops.custom
+    Traceback (most recent call last):
+        ...
+    graphdsl.max.ops.MissingOpError: max.graph.ops.custom (Mojo custom kernel: ...) is not in ...
+    """
 
 
 # ---------------------------------------------------------------------------- missing
