@@ -540,14 +540,30 @@ def test_unsupported_arguments_say_so() -> None:
             ops.pad(x, [1, 1], value=x)
         with pytest.raises(UnsupportedError, match="shape given as a tensor"):
             ops.broadcast_to(x, r)
-        with pytest.raises(UnsupportedError, match="symbolic"):
-            ops.shape_to_tensor([2, "n"])
         with pytest.raises(ValueError, match="Wrong rank for rebind"):
             x.rebind([4, 1])
         assert x.print() is None  # a no-op: graphdsl's graphs have no side effects
         assert ops.repeat_interleave(x, 2).shape == [8]
         st = ops.shape_to_tensor([2, 3])
         assert (st.dtype, st.device) == (DType.int64, CPU)
+
+
+def test_symbolic_dims_as_tensors_are_their_run_time_sizes() -> None:
+    # MAX's shape_to_tensor and a Dim used as a tensor: a symbolic dim is its size when the
+    # model runs (gd.ops.dim_size), in the reference and in the model alike
+    feed = np.zeros((5, 3), np.float32)
+    with graph((DType.float32, ["batch", 3])) as g:
+        (x,) = g.inputs
+        shape = ops.shape_to_tensor(x.shape)
+        total = Dim("batch") * 2 + ops.constant(np.int64(1), DType.int64, device=CPU)
+        assert (shape.dtype, shape.shape, total.shape) == (DType.int64, [2], [])
+        g.output(shape, total)
+    for got in (gd.evaluate(g, [feed]), run(export(g), [feed])):
+        assert [v.tolist() for v in got] == [[5, 3], 11]
+    with graph((DType.float32, [4])) as g:  # a name no input has: built, refused at run
+        g.output(ops.shape_to_tensor([2, "n"]))
+    with pytest.raises(gd.ShapeError, match=r"'n' is not a dimension of any graph input"):
+        gd.evaluate(g, [np.zeros(4, np.float32)])
 
 
 def test_control_flow_with_maxs_methods_inside() -> None:

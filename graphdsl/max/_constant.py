@@ -17,10 +17,11 @@ from graphdsl.max._common import (
     _dims,
     _value,
 )
+from graphdsl.max._dim import Shape
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import to_core as dtype_to_core
 from graphdsl.max._types import DeviceRef, TensorType, UnsupportedError, Weight
-from graphdsl.max._value import TensorValue, current_graph, maxop
+from graphdsl.max._value import TensorValue, current_graph, dim_tensor, maxop
 from graphdsl.max._value import tv as _tv
 from graphdsl.shapes import ShapeError
 from graphdsl.types import OpTypeError
@@ -120,14 +121,9 @@ def constant_external(
 
 @maxop("shape_to_tensor")
 def shape_to_tensor(shape: Iterable[DimLike]) -> TensorValue:
-    """A static shape as an int64 constant on the CPU (a symbolic dimension raises)."""
-    dims = _dims(shape, "shape_to_tensor")
-    if any(isinstance(d, str) for d in dims):
-        raise UnsupportedError(
-            f"shape_to_tensor: shape {dims} has a symbolic dimension; graphdsl makes shape "
-            "tensors of static shapes only"
-        )
-    return constant(np.array(dims, np.int64), DType.int64, DeviceRef.CPU())
+    """A shape as an int64 vector on the CPU: static dims as they are, symbolic ones as
+    their sizes when the model runs (``graphdsl.ops.dim_size``)."""
+    return dim_tensor(Shape(_dims(shape, "shape_to_tensor")))
 
 
 # ---------------------------------------------------------------------------- devices

@@ -37,7 +37,7 @@ from graphdsl.max._dim import to_core as dim_to_core
 from graphdsl.max._dtype import DType
 from graphdsl.max._dtype import from_core as dtype_from_core
 from graphdsl.max._dtype import to_core as dtype_to_core
-from graphdsl.max._errors import DeviceMismatchError, UnsupportedError, raising
+from graphdsl.max._errors import DeviceMismatchError, raising
 from graphdsl.max._types import DeviceRef, TensorType, Weight
 from graphdsl.max._value_compat import TorchStyleMethods
 from graphdsl.types import OpTypeError
@@ -480,16 +480,17 @@ def arg(x: Any) -> Any:
 
 
 def dim_tensor(d: Dim | Shape) -> TensorValue:
-    """A static ``Dim`` (or Shape) as an int64 constant, as MAX makes one of it."""
+    """A ``Dim`` (or Shape) as an int64 tensor, as MAX makes one of it: static dims are a
+    constant; a symbolic one is its size when the model runs (``graphdsl.ops.dim_size``: from
+    the graph inputs that have its names)."""
     dims = list(d) if isinstance(d, Shape) else [d]
-    if not all(isinstance(v, StaticDim) for v in dims):
-        raise UnsupportedError(
-            f"{d!r} as a tensor: graphdsl makes tensors of static dimensions only (the size of "
-            "a symbolic one is known when the model runs)"
-        )
-    value = np.array([int(v) for v in dims], np.int64)
     graph = current_graph()
-    return tv(graph.constant(value if isinstance(d, Shape) else value[0]), CPU)
+    if all(isinstance(v, StaticDim) for v in dims):
+        value = np.array([int(v) for v in dims], np.int64)
+        return tv(graph.constant(value if isinstance(d, Shape) else value[0]), CPU)
+    with graph:
+        sizes = [gd.dim_size(dim_to_core(v)) for v in dims]
+    return tv(gd.stack(sizes) if isinstance(d, Shape) else sizes[0], CPU)
 
 
 def tv(s: Symbol, device: DeviceRef | None = None) -> TensorValue:
