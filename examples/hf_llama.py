@@ -214,7 +214,7 @@ def main() -> None:
     onnx_model = export(build(model, c), weights=model.weights())
     print(f"exported: {len(onnx_model.graph.node)} ONNX nodes, outputs "
           f"{[o.name for o in onnx_model.graph.output][:3]}...")  # fmt: skip
-    gen = Generator(onnx_model, threads=1)
+    gen = Generator(onnx_model, threads=1, max_length=c.max_position_embeddings)
     prompts = np.random.default_rng(2).integers(1, c.vocab_size, size=(2, 8))
     mask = np.ones_like(prompts)
     mask[1, :3] = 0  # the second prompt is 5 tokens, left-padded

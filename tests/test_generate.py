@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import graphdsl as gd
-from exporters.onnx import Generator, RunError, export, generate
+from exporters.onnx import Generator, RunError, export, generate, run
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "examples")]
@@ -79,7 +79,8 @@ def test_sampling(decoder: tuple[Any, Generator]) -> None:
     np.testing.assert_array_equal(a, b)  # seeded: reproducible
     for one in ({"top_k": 1}, {"top_p": 1e-9}, {"temperature": 1e-6}):
         np.testing.assert_array_equal(
-            gen.generate(PROMPTS, max_new_tokens=6, do_sample=True, seed=1, **one), greedy)
+            gen.generate(PROMPTS, max_new_tokens=6, do_sample=True, seed=1, **one), greedy
+        )
     many = np.stack([gen.generate(PROMPTS[:1], max_new_tokens=1, do_sample=True, seed=s,
                                   temperature=100.0)[0, -1] for s in range(60)])  # fmt: skip
     assert len(set(many.tolist())) > 20  # a flat distribution: many tokens
@@ -132,6 +133,46 @@ def test_errors(decoder: tuple[Any, Generator]) -> None:
         gen.generate(PROMPTS, max_new_tokens=-1)
 
 
+def test_bad_input_is_a_clear_error(decoder: tuple[Any, Generator]) -> None:
+    """Issue 31's list: token ids outside the vocabulary, a prompt or a generation past the
+    position table (max_length), pasts that disagree, a mask that does not match the ids;
+    each refused before onnxruntime runs, saying what to do."""
+    onnx_model, gen = decoder
+    bad = PROMPTS.copy()
+    bad[1, 2] = CFG.vocab_size
+    with pytest.raises(ValueError, match=r"token id 50 at \(1, 2\) is outside the vocabulary "
+                       r"\[0, 50\)"):  # fmt: skip
+        gen.generate(bad, max_new_tokens=1)
+    with pytest.raises(ValueError, match="token id -1"):
+        gen.generate(-np.ones((1, 2), np.int64), max_new_tokens=1)
+    short = Generator(onnx_model, threads=1, max_length=8)
+    assert short.generate(PROMPTS, max_new_tokens=2).shape == (3, 8)
+    with pytest.raises(ValueError, match=r"6 tokens and max_new_tokens=3 make 9 positions, "
+                       r"past the model's max_length=8"):  # fmt: skip
+        short.generate(PROMPTS, max_new_tokens=3)
+    with pytest.raises(ValueError, match=r"max_length must be an int >= 1"):
+        Generator(onnx_model, max_length=0)
+    hd = CFG.hidden_size // CFG.num_attention_heads
+    feeds = {"input_ids": PROMPTS[:1, :3], "attention_mask": np.ones((1, 5), np.int64),
+             "position_ids": np.arange(2, 5)[None]}  # fmt: skip
+    feeds |= {f"past_{kv}_{i}": np.zeros((1, 2, 2, hd), np.float32)
+              for i in range(CFG.num_hidden_layers) for kv in ("key", "value")}  # fmt: skip
+    assert run(onnx_model, feeds)[0].shape == (1, 3, CFG.vocab_size)
+    feeds["attention_mask"] = np.ones((1, 4), np.int64)  # past 2 + seq 3 is 5
+    words = (
+        r"input 'attention_mask': dimension 'past\+seq' is 4, but the inputs bind past = 2 "
+        r"and seq = 3, which make it 5"
+    )
+    with pytest.raises(RunError, match=words):
+        run(onnx_model, feeds)
+    with pytest.raises(RunError, match=words):
+        gen.session.run_with_ortvalues(feeds)
+    feeds["attention_mask"] = np.ones((1, 5), np.int64)
+    feeds["past_value_1"] = np.zeros((1, 2, 3, hd), np.float32)
+    with pytest.raises(RunError, match=r"input 'past_value_1': dimension 'past' is 3"):
+        run(onnx_model, feeds)
+
+
 def test_int4_layers_match_their_dequantized_weights() -> None:
     """nn.quantize: each decoder layer's int4 weights are its own (layers never share one
     traced function's constants), the model equals the float model loaded with the
@@ -162,13 +203,18 @@ def test_int4_layers_match_their_dequantized_weights() -> None:
     floats.assert_close(got, want, 1e-5 * (1 + np.abs(want).max()), "int4 logits")
     fast = export(hf_llama.build(q_model, CFG), weights=q_model.weights(), exact=False)
     assert "MatMulNBits" in {n.op_type for f in fast.functions for n in f.node}
-    np.testing.assert_array_equal(Generator(fast).generate(PROMPTS, max_new_tokens=6),
-                                  Generator(exact).generate(PROMPTS, max_new_tokens=6))
+    np.testing.assert_array_equal(
+        Generator(fast).generate(PROMPTS, max_new_tokens=6),
+        Generator(exact).generate(PROMPTS, max_new_tokens=6),
+    )
 
 
 def _feeds(ids: np.ndarray) -> dict[str, np.ndarray]:
     empty = np.zeros((ids.shape[0], CFG.num_key_value_heads, 0, 8), np.float32)
-    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-             "position_ids": np.broadcast_to(np.arange(ids.shape[1]), ids.shape).copy()}
+    feeds = {
+        "input_ids": ids,
+        "attention_mask": np.ones_like(ids),
+        "position_ids": np.broadcast_to(np.arange(ids.shape[1]), ids.shape).copy(),
+    }
     return feeds | {f"past_{kv}_{i}": empty for i in range(CFG.num_hidden_layers)
                     for kv in ("key", "value")}  # fmt: skip

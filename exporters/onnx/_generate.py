@@ -73,8 +73,13 @@ class Generator:
         self,
         model: Graph | ModelProto | str | os.PathLike[str],
         providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
+        *,
+        max_length: int | None = None,
         **kwargs: Any,
     ) -> None:
+        if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
+            raise ValueError(f"max_length must be an int >= 1 or None, got {max_length!r}")
+        self.max_length = max_length
         self.session = Session(model, providers, **kwargs)
         sess = self.session.inference_session
         inputs = {i.name: i for i in sess.get_inputs()}
@@ -111,6 +116,9 @@ class Generator:
                 "Generator: the model is not a decoder with a KV cache as "
                 "exporters/onnx/_generate.py describes it: expected " + "; ".join(problems)
             )
+        logits = next(o for o in sess.get_outputs() if o.name == "logits")
+        last = logits.shape[-1] if logits.shape else None
+        self.vocab: int | None = last if isinstance(last, int) else None
         self._outputs = ["logits"] + [f"present_{kv}_{i}" for i in range(self.layers)
                                       for kv in ("key", "value")]  # fmt: skip
         self._device = self.session.device
@@ -147,6 +155,13 @@ class Generator:
         pad = int(pad_token_id if pad_token_id is not None else (stops[0] if stops else 0))
         if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+        total = ids.shape[1] + max_new_tokens
+        if self.max_length is not None and total > self.max_length:
+            raise ValueError(
+                f"a prompt of {ids.shape[1]} tokens and max_new_tokens={max_new_tokens} make "
+                f"{total} positions, past the model's max_length={self.max_length} (its position "
+                "table, or the cache's length); shorten the prompt or ask for fewer tokens"
+            )
         batch = ids.shape[0]
         positions = np.cumsum(mask, axis=-1) - 1
         positions[mask == 0] = 1
@@ -177,6 +192,14 @@ class Generator:
         if mask.shape != ids.shape or mask.dtype.kind not in "iub":
             raise ValueError(f"attention_mask must be ints of the prompt's shape {ids.shape}, "
                              f"got {mask.dtype} {mask.shape}")  # fmt: skip
+        outside = (ids < 0) | (ids >= self.vocab) if self.vocab is not None else ids < 0
+        if outside.any():
+            at = tuple(int(i) for i in np.argwhere(outside)[0])
+            raise ValueError(
+                f"input_ids: token id {int(ids[at])} at {at} is outside the vocabulary "
+                f"[0, {self.vocab if self.vocab is not None else 'vocab'}) of the model's logits "
+                "(padding included: give padded positions a valid id, such as 0)"
+            )
         if not mask.astype(np.bool_)[:, -1].all():
             raise ValueError("attention_mask: each prompt must end with a token (pad on the "
                              "left, as decoder-only models are batched)")  # fmt: skip
@@ -195,7 +218,7 @@ class Generator:
         kind, index = self._device
         for name in self._outputs:
             binding.bind_output(name, kind, index)
-        sess.run_with_iobinding(binding)
+        self.session.run_binding(binding)
         outs = binding.get_outputs()
         logits = outs[0].numpy()[:, -1, :]
         return logits, list(outs[1:])

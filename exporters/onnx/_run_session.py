@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from exporters.onnx._skeleton import read_skeleton
 from exporters.onnx._types import onnx_type, storage
 from graphdsl.dtypes import DType
 from graphdsl.inputs import InputError, match_names
+from graphdsl.shapes import bind_dim
 
 __all__: list[str] = []  # run() and Session use it through exporters.onnx._run
 
@@ -84,6 +86,9 @@ class _Session:
         self.in_shapes = {i.name: i.shape for i in self.inputs}
         # (name, numpy dtype, dims) for the per-call fast check
         self.spec = [(n, self.want_np(n), tuple(self.in_shapes[n])) for n in self.names]
+        # inputs with a derived dimension (past+seq): fast_feeds checks it against its names
+        self.derived = any(isinstance(d, str) and not d.isidentifier()
+                           for _, _, dims in self.spec for d in dims)  # fmt: skip
         self.plain = (
             not self.raw_in
             and not any(self.raw_out)
@@ -179,6 +184,12 @@ class _Session:
                     if d != n:
                         return None
                 elif d is not None and bound.setdefault(d, n) != n:
+                    return None
+        if self.derived and any(not d.isidentifier() for d in bound):
+            plain = {d: n for d, n in bound.items() if d.isidentifier()}
+            for d, n in bound.items():
+                size = None if d.isidentifier() else bind_dim(d, plain)
+                if size is not None and size != n:
                     return None
         return inputs
 
@@ -278,4 +289,23 @@ def _check_model_inputs(
                         f"to {size}; inputs sharing a dimension name must agree"
                     )
         out.append(arr)
+    check_derived({d: n for d, (n, _) in bound.items()}, {d: i for d, (_, i) in bound.items()})
     return out
+
+
+def check_derived(sizes: Mapping[str, int], first: Mapping[str, str]) -> None:
+    """Raise unless each derived dimension of the inputs (``past+seq``, ``n*2``) has the size
+    its names' sizes make (``sizes``: every dimension's size, bound by the input ``first``
+    names). onnxruntime checks none of them: a mismatch would fail deep in the model, or
+    compute on."""
+    plain = {d: n for d, n in sizes.items() if d.isidentifier()}
+    for d, n in sizes.items():
+        want = None if d.isidentifier() else bind_dim(d, plain)
+        if want is not None and want != n:
+            names = sorted(set(re.findall(r"[A-Za-z_]\w*", d)) & set(plain))
+            said = " and ".join(f"{k} = {plain[k]}" for k in names)
+            raise RunError(
+                f"input {first[d]!r}: dimension {d!r} is {n}, but the inputs bind {said}, which "
+                f"make it {want}; give that axis {want} elements (inputs sharing dimension names "
+                "must agree)"
+            )

@@ -37,6 +37,7 @@ from onnx import ModelProto
 from exporters.onnx import _run
 from exporters.onnx._carried import CARRIER
 from exporters.onnx._run import RunError
+from exporters.onnx._run_session import check_derived
 from graphdsl.graph import Graph
 from graphdsl.inputs import InputError, match_names
 
@@ -108,6 +109,16 @@ class Session:
         on_device.update_inplace(v)
         return on_device
 
+    def run_binding(self, binding: Any) -> None:
+        """``inference_session.run_with_iobinding(binding)`` with run()'s quiet options, a
+        failure as :class:`RunError` naming the graphdsl op and line of the node that failed
+        (the Generator's steps: inputs bound and checked once by their caller)."""
+        try:
+            self._sess.sess.run_with_iobinding(binding, _BOUND)
+        except _FAILURES as e:
+            what = f"onnxruntime could not run {_run._describe(self._model)}"
+            raise RunError(_run._explain(what, e, self._sess.proto, self._sess.opts)) from None
+
     def run_with_ortvalues(
         self,
         inputs: Mapping[str, Any] | Sequence[Any],
@@ -142,10 +153,13 @@ class Session:
         binding = sess.sess.io_binding()
         shapes = []
         bound: dict[str, int] = {}
+        first: dict[str, str] = {}
         for (name, want, dims), value in zip(self._want, values, strict=True):
             v = _as_ortvalue(value, name)
             shapes.append(_check_input(name, want, dims, v, bound))
+            first.update({d: name for d in dims if isinstance(d, str) and d not in first})
             binding.bind_ortvalue_input(name, v)
+        check_derived(bound, first)
         kind, index = ("cpu", 0) if outputs == "numpy" else self.device
         for name in self.output_names:
             binding.bind_output(name, kind, index)
