@@ -305,3 +305,20 @@ def test_dim_size_of_a_name_no_input_has_is_refused() -> None:
         gd.evaluate(g, [np.zeros(3, np.float32)])
     with pytest.raises(ExportError, match=r"'batch' is not a dimension of any graph input"):
         export(g)
+
+
+def test_tile_by_symbolic_counts() -> None:
+    # MAX's tile takes symbolic repeats: the result's dims are products, the counts bound
+    # when the model runs (from the inputs that have them), in the reference and the model
+    g = gd.Graph("t", input_types={"x": gd.TensorType(gd.int8, ("n", 2)),
+                                   "k": gd.TensorType(gd.int8, ("k",))})  # fmt: skip
+    x, k = g.inputs
+    z = gd.ops.tile(x, [k.shape[0], 2])
+    assert z.type.shape == (x.shape[0] * k.shape[0], 4)
+    g.output(z)
+    xs = np.array([[1, 2], [3, 4]], np.int8)
+    for got in (gd.evaluate(g, [xs, np.zeros(3, np.int8)]),
+                run(export(g), [xs, np.zeros(3, np.int8)])):  # fmt: skip
+        np.testing.assert_array_equal(got[0], np.tile(xs, (3, 2)))
+    with pytest.raises(gd.ShapeError, match=r"one repeat count \(an int >= 0 or a symbolic"):
+        gd.ops.tile(x, [True, 2])

@@ -287,14 +287,14 @@ def chunk(x: TensorValueLike, chunks: int, axis: int = 0) -> list[TensorValue]:
 @maxop("tile")
 def tile(x: TensorValueLike, repeats: Iterable[DimLike]) -> TensorValue:
     """Repeats ``x`` along each axis (graphdsl's ``tile``)."""
-    value, counts = _arg(x), [int(r) for r in _dims(repeats, "tile")]
+    value, counts = _arg(x), _dims(repeats, "tile")
     words = None
     if isinstance(value, Symbol) and len(counts) != value.rank:
         words = (
             "Input rank and number of elements in repeats must match: "
             f"shape={list(value.shape)}, repeats={counts}"
         )
-    if words is None and any(c <= 0 for c in counts):
+    if words is None and any(isinstance(c, int) and c <= 0 for c in counts):
         refuse(f"Repeats must all be positive: repeats={[Dim(c) for c in counts]}",
                "(graphdsl: each axis is repeated at least once)")  # fmt: skip
     with max_words(words):

@@ -506,8 +506,9 @@ def chunk(x: Operand, chunks: int, axis: int = 0) -> list[Symbol]:
     return split(x, sizes, ax)
 
 
-def tile(x: Operand, repeats: Sequence[int]) -> Symbol:
-    """Repeat ``x`` ``repeats[i]`` times along each axis ``i`` (MAX's ``tile``; ONNX Tile).
+def tile(x: Operand, repeats: Sequence[Dim]) -> Symbol:
+    """Repeat ``x`` ``repeats[i]`` times along each axis ``i`` (MAX's ``tile``; ONNX Tile); a
+    count may be symbolic (its size when the model runs).
 
     >>> import numpy as np, graphdsl as gd
     >>> g = gd.Graph("tile", input_types={"x": gd.TensorType(gd.int8, ('n', 2))})
@@ -526,17 +527,30 @@ def tile(x: Operand, repeats: Sequence[int]) -> Symbol:
 def _tile_rule(p: Policy, types: list[TensorType], attrs: dict[str, Any]) -> Any:
     t = types[0]
     reps = attrs["repeats"]
-    if len(reps) != t.rank or any(isinstance(r, bool) or not isinstance(r, int) or r < 0
-                                  for r in reps):  # fmt: skip
+    bad = not isinstance(reps, (list, tuple)) or len(reps) != t.rank
+    bad = bad or any(isinstance(r, (bool, np.bool_)) for r in reps)
+    if not bad:
+        try:
+            reps = shape_of(reps)
+        except (ShapeError, TypeError):
+            bad = True
+    if bad or any(isinstance(r, int) and r < 0 for r in reps):
         raise ShapeError(
-            f"tile needs one repeat count (an int >= 0) per axis of {format_shape(t.shape)}, "
-            f"got {tuple(reps)}"
+            f"tile needs one repeat count (an int >= 0 or a symbolic dimension) per axis of "
+            f"{format_shape(t.shape)}, got {tuple(attrs['repeats'])}"
         )
-    shape = tuple(derived_dim([d, r], ()) if r else 0 for d, r in zip(t.shape, reps, strict=True))
+    attrs["repeats"] = reps
+    shape = tuple(
+        derived_dim([d, r], ()) if r != 0 else 0 for d, r in zip(t.shape, reps, strict=True)
+    )
     return (t.dtype,), TensorType(t.dtype, shape, t.ambiguous)
 
 
-define(tile, _tile_rule, lambda a, attrs, out: np.tile(a[0], attrs["repeats"]), "any")
+def _tile_impl(args: list[np.ndarray], attrs: dict[str, Any], out: TensorType) -> np.ndarray:
+    return np.tile(args[0], [bound_size(attrs.get("_bound", {}), r) for r in attrs["repeats"]])
+
+
+define(tile, _tile_rule, _tile_impl, "any")
 
 
 def repeat_interleave(x: Operand, repeats: int, axis: int | None = None) -> Symbol:

@@ -209,5 +209,5 @@ def _split(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
 def _tile(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     x = args[0]
     xc = _moving(b, "Tile", x)
-    out = b.node("Tile", [xc.name, b.int64s(node.attrs["repeats"])], xc.dtype)
+    out = b.node("Tile", [xc.name, dims.shape_tensor(tuple(node.attrs["repeats"]))], xc.dtype)
     return b.cast(out, x.dtype)
