@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import floats
 import numpy as np
@@ -224,6 +225,32 @@ def test_one_function_for_many_calls_and_its_inputs() -> None:
     (f,) = fn.functions
     assert list(f.input) == [next(n for n in f.node if n.op_type == "Reshape").input[0]]
     assert len(fn.graph.node[0].input) == 1
+
+
+def test_a_subgraph_holding_large_constants_is_inlined(tmp_path: Path) -> None:
+    """A local function has no initializers: its constants would be Constant nodes in the
+    model file, never external data (an int4 Llama's quantized layers made a 158 MB
+    model.onnx and a session 2.4x onnxruntime's own). A subgraph whose constants reach
+    INLINE_CONSTANTS_FROM bytes is inlined at its calls, its constants initializers in the
+    data file; one with small constants stays a function."""
+    # 1 MiB of small integers: every sum below is exact, in any order
+    big = (np.arange(2**18) % 7 - 3).astype(np.float32).reshape(512, 512)
+    g = gd.Graph("heavy", input_types={"x": gd.TensorType(gd.float32, ("n", 512))})
+    with g.subgraph("project", {"v": gd.TensorType(gd.float32, ("m", 512))}) as heavy:
+        heavy.output(heavy.inputs[0] @ heavy.constant(big))
+    with g.subgraph("shift", {"v": gd.TensorType(gd.float32, ("m", 512)),
+                              "s": gd.TensorType(gd.float32, (512,))}) as light:  # fmt: skip
+        light.output(light.inputs[0] * light.inputs[1] + light.constant(np.float32(0.5)))
+    x, scale = g.inputs[0], g.weight("scale", gd.float32, (512,))
+    g.output(gd.ops.call(light, gd.ops.call(heavy, gd.ops.call(heavy, x)), scale))
+    path = tmp_path / "model.onnx"  # (a graph with weights: they go to the data file)
+    model = export(g, str(path), weights={"scale": np.full(512, 2.0, np.float32)})
+    assert [f.name for f in model.functions] == ["shift"]
+    assert path.stat().st_size < 64 * 1024  # the 1 MiB constant (used twice) in the data file
+    xs = np.eye(2, 512, dtype=np.float32)
+    want = gd.evaluate(g, [xs], weights={"scale": np.full(512, 2.0, np.float32)})[0]
+    floats.assert_bits(run(str(path), [xs])[0], want)
+    np.testing.assert_array_equal(want, (xs @ big @ big) * 2 + 0.5)
 
 
 _SE = load_script("benchmarks/subgraph_export.py", "subgraph_export")

@@ -31,6 +31,7 @@ from graphdsl.graph import Graph, Symbol
 from graphdsl.ops._define import check_computable
 from graphdsl.passes import canonicalize, sink_transposes
 from graphdsl.printing import value_names
+from graphdsl.regions import walk
 from graphdsl.types import OpTypeError
 from graphdsl.verify import verify
 from graphdsl.weights import Weights, declared_weights
@@ -215,8 +216,8 @@ def _export(
     # makes another name instead (an empty set spares every fresh name the lookup)
     taken = (*declared, *(s.attrs["name"] for s in lowered.inputs))
     b.reserved = {nm for nm in taken if _FRESH_LIKE.fullmatch(nm)}
-    total = 0  # bytes of constants and weights
-    for n in lowered.nodes:
+    total = 0  # bytes of constants (of the subgraphs too) and weights
+    for n in (n for g in walk(lowered) for n in g.nodes):
         op = n.op
         if op == "constant":
             total += n.attrs["value"].nbytes

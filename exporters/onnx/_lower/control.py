@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 from onnx import FunctionProto, GraphProto, NodeProto, helper
 
 from exporters.onnx._builder import Builder, ExportError, V
@@ -32,7 +33,7 @@ from exporters.onnx._lower._common import LOWER, SymbolicDims, T, register
 from exporters.onnx._types import onnx_type
 from graphdsl.dtypes import Kind
 from graphdsl.graph import Graph, Symbol
-from graphdsl.regions import Region, regions_of
+from graphdsl.regions import Region, regions_of, walk
 from graphdsl.types import TensorType
 
 __all__ = ["DOMAIN", "FUNCTIONS", "Functions", "lower_graph", "outer_names", "scope"]
@@ -44,9 +45,19 @@ FUNCTIONS = ("functions",)
 DOMAIN = "graphdsl.local"  # the opset domain of the local functions
 
 
+# A subgraph whose constants (its nested subgraphs' included) take this many bytes is
+# inlined at each call instead of made a local function: a function has no initializers, so
+# its constants would be Constant nodes in the model file itself, never external data, and
+# read whole by every reader of the model (measured: an int4 Llama of 156M parameters whose
+# quantized layers are constants had a 158 MB model.onnx, and a session of it took 1138 MB
+# where onnxruntime alone took 468 MB). Inlined, they are initializers like any weight.
+INLINE_CONSTANTS_FROM = 1 << 20
+
+
 class Functions:
     """The model's local functions, one per subgraph called (``gd.ops.call``), or none
-    when subgraphs are inlined at each call (``inline``)."""
+    when subgraphs are inlined at each call (``inline``, or a subgraph that holds
+    :data:`INLINE_CONSTANTS_FROM` bytes of constants or more)."""
 
     def __init__(self, opset: int, *, inline: bool) -> None:
         self.opset = opset
@@ -54,6 +65,18 @@ class Functions:
         self.protos: list[FunctionProto] = []
         # by id of the subgraph (kept alive): the function's name, the inputs it takes
         self._names: dict[int, tuple[str, tuple[int, ...], Graph]] = {}
+        self._heavy: dict[int, tuple[bool, Graph]] = {}
+
+    def inlined(self, graph: Graph) -> bool:
+        """Whether calls of ``graph`` are lowered in place (see :data:`INLINE_CONSTANTS_FROM`)."""
+        if self.inline:
+            return True
+        hit = self._heavy.get(id(graph))
+        if hit is None:
+            total = sum(np.asarray(n.attrs["value"]).nbytes for g in walk(graph)
+                        for n in g.nodes if n.op == "constant")  # fmt: skip
+            hit = self._heavy[id(graph)] = (total >= INLINE_CONSTANTS_FROM, graph)
+        return hit[0]
 
     def name_of(self, b: Builder, graph: Graph) -> tuple[str, tuple[int, ...]]:
         """The function of ``graph``, made on its first call, and which of the subgraph's
@@ -263,7 +286,7 @@ def _call(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     outs: list[V] | None = b.memo.get(key)
     if outs is None:
         functions: Functions = b.memo[FUNCTIONS]
-        if functions.inline:
+        if functions.inlined(r.graph):
             sources: dict[str, tuple[str, int]] = {}
             for v, s in zip(args, r.graph.inputs, strict=True):
                 for axis, d in enumerate(s.shape):
