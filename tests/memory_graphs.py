@@ -155,7 +155,8 @@ def _core(n: int) -> dict[str, Build]:
         # sizes known at run time, random draws, debug
         "dynamic": ([mat, gd.TensorType(DType.int64, ())], lambda x, k: [
             o.nonzero(x, "count"), o.dynamic_range(0, k, 1, "k", dtype=DType.int64),
-            o.dynamic_slice(x, 0, 0, k, 2, "m"), o.rebind(x, [n, "w"])]),
+            o.dynamic_slice(x, 0, 0, k, 2, "m"), o.rebind(x, [n, "w"]),
+            o.dim_size(x.shape[0] * x.shape[1])]),
         "random": ([], lambda: [o.random_uniform((n, n), F32, -1.0, 2.0, 3),
                                 o.random_normal((n, n), F32, 0.0, 1.0, 5)]),
         # control flow

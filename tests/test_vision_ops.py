@@ -830,13 +830,12 @@ def test_user_errors_say_what_is_wrong() -> None:
         lambda x: gd.ops.pad(x, (0, 0, 1, 0, 0, 0, 0, 0), value=300),
         dt=gd.int8,
     )
-    _raises(gd.ShapeError, "N and C", lambda x: gd.ops.resize(x, (1, 3, 6, 6)))
-    _raises(
-        gd.ShapeError,
-        "must be static",
-        lambda x: gd.ops.resize(x, (1, 4, 6, 6)),
-        shape=(1, 4, "h", 6),
-    )
+    # (N and C resize, and symbolic sizes are taken: MAX's resize takes all four)
+    _raises(gd.ShapeError, "give 4 sizes", lambda x: gd.ops.resize(x, (1, 3, 6)))
+    _raises(gd.ShapeError, "a resized axis must have a size >= 1",
+            lambda x: gd.ops.resize(x, (1, 4, 0, 6)))  # fmt: skip
+    _raises(gd.ShapeError, "x's H is 0, and an empty axis",
+            lambda x: gd.ops.resize(x, (1, 4, 2, 6)), shape=(1, 4, 0, 6))  # fmt: skip
     _raises(gd.OpTypeError, "interpolation", lambda x: gd.ops.resize(x, (1, 6, 6, 4), "area"))
 
 

@@ -17,21 +17,21 @@ from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import T
 from graphdsl.ops._windows import interpolation_taps
 
-__all__ = ["Size", "Taps", "arange", "conv_taps", "cubic_taps", "flat_taps", "linear_taps",
+__all__ = ["IntLike", "Taps", "arange", "conv_taps", "cubic_taps", "flat_taps", "linear_taps",
            "nearest_taps", "on_axis", "size_op", "size_v", "tap_counts",
            "transposed_taps"]  # fmt: skip
 
 
-Size = int | V
+IntLike = int | V
 """A size known when the graph is exported (an int) or only at run time (a 0-d int64 V)."""
 
 
-def size_v(b: Builder, n: Size) -> V:
+def size_v(b: Builder, n: IntLike) -> V:
     """``n`` as a 0-d int64 value of the model."""
     return b.scalar(n, T.int64) if isinstance(n, int) else n
 
 
-def size_op(b: Builder, op: str, x: Size, y: Size) -> Size:
+def size_op(b: Builder, op: str, x: IntLike, y: IntLike) -> IntLike:
     """``x op y`` for op Add, Sub, Mul, Div (of non-negative sizes: it floors) or Max: an int
     when both are, else a node."""
     if isinstance(x, int) and isinstance(y, int):
@@ -40,7 +40,7 @@ def size_op(b: Builder, op: str, x: Size, y: Size) -> Size:
     return b.node(op, [size_v(b, x).name, size_v(b, y).name], T.int64)
 
 
-def arange(b: Builder, n: Size, start: Size = 0, step: Size = 1) -> V:
+def arange(b: Builder, n: IntLike, start: IntLike = 0, step: IntLike = 1) -> V:
     """``start, start + step, ...``: ``n`` int64 values, one Range. A step of 0 goes as 1:
     it makes one value or none, which any step gives (a run-time step must be >= 0: Range
     refuses a zero delta, so it takes max(step, 1))."""
@@ -164,7 +164,7 @@ def tap_counts(
 # ---------------------------------------------------------------------------- resize
 
 
-def _den(b: Builder, n_out: Size) -> V:
+def _den(b: Builder, n_out: IntLike) -> V:
     """2 n_out, the half-pixel coordinate's denominator (at least 1: an empty output at run
     time has no coordinates, and onnxruntime's integer Div refuses a zero divisor even
     then)."""
@@ -172,7 +172,7 @@ def _den(b: Builder, n_out: Size) -> V:
     return size_v(b, den) if isinstance(den, int) else size_v(b, size_op(b, "Max", den, 1))
 
 
-def nearest_taps(b: Builder, n_in: Size, n_out: Size) -> V:
+def nearest_taps(b: Builder, n_in: IntLike, n_out: IntLike) -> V:
     """(n_out,): graphdsl.ops._windows.nearest_indices in the model: ceil(num / (2 n_out))
     for num = (2 o + 1) n_in - 2 n_out, which is floor(((2 o + 1) n_in - 1) / (2 n_out)) (a
     non-negative numerator: Div's truncation floors it), at most n_in - 1."""
@@ -180,7 +180,7 @@ def nearest_taps(b: Builder, n_in: Size, n_out: Size) -> V:
     return b.node("Div", [num.name, _den(b, n_out).name], T.int64)
 
 
-def _clamped(b: Builder, floor: V, first: int, count: int, n_in: Size) -> V:
+def _clamped(b: Builder, floor: V, first: int, count: int, n_in: IntLike) -> V:
     """(n_out * count,): floor + first .. floor + first + count - 1 per output, clamped to
     the input, flattened."""
     idx = _outer(b, "Add", floor, arange(b, count, first))
@@ -189,11 +189,11 @@ def _clamped(b: Builder, floor: V, first: int, count: int, n_in: Size) -> V:
     return b.node("Reshape", [idx.name, b.int64s([-1])], T.int64)
 
 
-def _float64(b: Builder, n: Size) -> V:
+def _float64(b: Builder, n: IntLike) -> V:
     return b.scalar(float(n), T.float64) if isinstance(n, int) else b.cast(n, T.float64)
 
 
-def linear_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
+def linear_taps(b: Builder, n_in: IntLike, n_out: IntLike) -> tuple[V, V]:
     """Bilinear's (indices (n_out * 2,), float64 weights (n_out, 2)) in the model:
     floor(src), floor(src) + 1 with weights 1 - t and t, t = r / (2 n_out) a quotient of exact
     integers, rounded once as float(Fraction) is (graphdsl.ops._windows.interpolation_taps)."""
@@ -246,7 +246,7 @@ def _cubic_weights(b: Builder, rest: V, den: V) -> V:
     return b.node("Concat", parts, T.float64, axis=1)
 
 
-def cubic_taps(b: Builder, n_in: Size, n_out: Size) -> tuple[V, V]:
+def cubic_taps(b: Builder, n_in: IntLike, n_out: IntLike) -> tuple[V, V]:
     """Bicubic's (indices (n_out * 4,), float64 weights (n_out, 4)): floor(src) - 1 ..
     floor(src) + 2 computed in the model. For sizes known at export the weights (Keys' cubic
     of src's fraction, exact as fractions) repeat every n_out / gcd(n_in, n_out) outputs (src

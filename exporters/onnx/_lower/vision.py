@@ -25,7 +25,7 @@ from onnx import helper
 from exporters.onnx._builder import WIDEN, Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
 from exporters.onnx._lower._index import (
-    Size,
+    IntLike,
     Taps,
     arange,
     conv_taps,
@@ -602,6 +602,6 @@ def _resize(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     return b.cast(r, x.dtype)
 
 
-def _size(dims: SymbolicDims, d: Dim) -> Size:
+def _size(dims: SymbolicDims, d: Dim) -> IntLike:
     """A dimension as an int, or (symbolic) its run-time size as a 0-d int64 value."""
     return int(d) if isinstance(d, int) else V(dims.scalar(d), T.int64)
