@@ -16,7 +16,9 @@ makes the whole site and nothing in them is typed in.
 - ``promotion.md`` and ``images/lattices/*.png``: the policies and their lattices
   (``Lattice.to_png``); each policy's page gets its picture too.
 - ``benchmarks.md`` and ``images/benchmarks/*.png``: the ratio tables that
-  ``benchmarks/run.py`` writes into ``benchmarks/README.md``, drawn with matplotlib.
+  ``benchmarks/run.py`` writes into ``benchmarks/README.md``, and the text-generation
+  targets of ``benchmarks/results/generate.json`` (benchmarks/generate.py), drawn with
+  matplotlib.
 
 On every page, ``<!-- include: examples/FILE.py#PART -->`` becomes the code of PART (``model``:
 between the file's ``# ---- model code`` markers; a name: that top-level class or function;
@@ -825,7 +827,34 @@ def benchmark_images() -> dict[str, bytes]:
         "images/benchmarks/build-ratios.png": build,
         "images/benchmarks/run-time-ratios.png": run_time,
         "images/benchmarks/inference-ratios.png": inf_plot,
+        **generate_images(),
     }
+
+
+GENERATE_JSON = ROOT / "benchmarks" / "results" / "generate.json"
+
+
+def generate_images() -> dict[str, bytes]:
+    """The text-generation targets (benchmarks/generate.py's own figures file): per
+    setting, each graphdsl side's decode, prefill and peak-RSS ratio to its genai side."""
+    data = json.loads(GENERATE_JSON.read_text(encoding="utf-8"))
+    names = data["side_names"]
+    labels = [f"batch {s['batch']}, {s['threads']} thread(s)" for s in data["settings"]]
+    images = {}
+    charts = (("decode", "decode tok/s: graphdsl / genai (>= 1.0)", [1.0]),
+              ("prefill", "prefill ms: graphdsl / genai (<= 1.1)", [1.0, 1.1]),
+              ("rss", "peak RSS: graphdsl / genai (<= 1.1)", [1.0, 1.1]))  # fmt: skip
+    for what, title, lines in charts:
+        series: dict[str, list[float | None]] = {}
+        for k, setting in enumerate(data["settings"]):
+            for t in setting["targets"]:
+                if t["what"] == what:
+                    key = f"{names.get(t['side'], t['side'])} / {names.get(t['against'])}"
+                    series.setdefault(key, [None] * len(labels))[k] = float(t["ratio"])
+        images[f"images/benchmarks/generate-{what}.png"] = _bars(
+            title, labels, series, log=False, xlabel="ratio", lines=lines
+        )
+    return images
 
 
 def benchmarks_page() -> str:
@@ -852,7 +881,16 @@ def benchmarks_page() -> str:
         "![Inference ratios](images/benchmarks/inference-ratios.png)\n\n"
         + "\n"
         + sections["inference"].strip()
-        + "\n"
+        + "\n\n## Text generation\n\n"
+        "A Llama decoder with its KV cache (hidden 1024, 8 layers, 16 heads, 4 KV heads, "
+        "vocab 32000, random weights), greedy, 128-token prompts and 128 new tokens, against "
+        "onnxruntime-genai's model builder on the same checkpoint: each graphdsl side's ratio "
+        "to its genai side, drawn from `benchmarks/results/generate.json`, the figures "
+        "`python benchmarks/generate.py` writes (its tables are in "
+        "`benchmarks/results/generate.txt`; dashed lines: 1.0 and the targets).\n\n"
+        "![Decode ratios](images/benchmarks/generate-decode.png)\n\n"
+        "![Prefill ratios](images/benchmarks/generate-prefill.png)\n\n"
+        "![Peak RSS ratios](images/benchmarks/generate-rss.png)\n"
     )
 
 

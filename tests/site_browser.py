@@ -219,11 +219,28 @@ def search(page: Any, base: str, query: str) -> list[str]:
     page.goto(base, wait_until="load")
     box = page.locator("input.md-search__input")
     box.click()
-    box.fill(query)
-    page.wait_for_selector(".md-search-result__item", timeout=60_000)
-    hrefs: list[str] = page.eval_on_selector_all(
-        ".md-search-result__item a", "as => as.map(a => a.href)"
+    # the index (2.5 MB of JSON) is built in a web worker first (on a loaded machine that
+    # takes tens of seconds); then the query is typed key by key, as a user types it (the
+    # search runs on key events: a value filled in at once, after the index is ready, starts
+    # no search)
+    page.wait_for_function(
+        "() => { const m = document.querySelector('.md-search-result__meta');"
+        " return m !== null && m.textContent !== '' && !/initializing/i.test(m.textContent); }",
+        timeout=180_000,
     )
+    box.press_sequentially(query)
+    page.wait_for_selector(".md-search-result__item", timeout=60_000)
+    # each key runs a search, and the worker answers them in turn: the list first shown may
+    # be a prefix's; read it until it stays the same for a second (a minute at most)
+    hrefs: list[str] = []
+    steady, deadline = 0, time.monotonic() + 60
+    while steady < 4 and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+        now: list[str] = page.eval_on_selector_all(
+            ".md-search-result__item a", "as => as.map(a => a.href)"
+        )
+        steady = steady + 1 if now == hrefs and now else 0
+        hrefs = now
     found = []
     for href in hrefs:
         path = urlsplit(href).path.lstrip("/")
