@@ -146,6 +146,44 @@ class Symbol:
         """``gd.ops.broadcast_to``."""
         return self.graph._apply("broadcast_to", (self,), {"shape": tuple(shape)})
 
+    # -- reductions, as numpy's and PyTorch's methods (all axes when ``axis`` is None)
+    def _reduce(self, name: str, axis: int | Sequence[int] | None, keepdims: bool) -> Symbol:
+        ax = tuple(axis) if isinstance(axis, list) else axis
+        return self.graph._apply(name, (self,), {"axis": ax, "keepdims": bool(keepdims)})
+
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Symbol:
+        """``gd.ops.sum``: ``x.sum()``, ``x.sum(axis=1, keepdims=True)``.
+
+        >>> import numpy as np, graphdsl as gd
+        >>> g = gd.Graph("r", input_types={"x": gd.TensorType(gd.int16, (2, 3))})
+        >>> x, = g.inputs
+        >>> g.output(x.sum(), x.sum(axis=1), x.mean(axis=0), x.max(axis=-1, keepdims=True))
+        >>> total, rows, means, top = gd.evaluate(g, [np.array([[1, 2, 3], [4, 5, 9]], np.int16)])
+        >>> total, rows
+        (array(24, dtype=int16), array([ 6, 18], dtype=int16))
+        >>> means
+        array([2.5, 3.5, 6. ], dtype=float32)
+        >>> top.tolist(), x.min().type, x.prod(axis=(0, 1)).type
+        ([[3], [9]], TensorType(int16[]), TensorType(int16[]))
+        """
+        return self._reduce("sum", axis, keepdims)
+
+    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Symbol:
+        """``gd.ops.prod`` (see :meth:`sum`)."""
+        return self._reduce("prod", axis, keepdims)
+
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Symbol:
+        """``gd.ops.mean`` (see :meth:`sum`)."""
+        return self._reduce("mean", axis, keepdims)
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Symbol:
+        """``gd.ops.max``, the largest element (see :meth:`sum`)."""
+        return self._reduce("max", axis, keepdims)
+
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Symbol:
+        """``gd.ops.min``, the smallest element (see :meth:`sum`)."""
+        return self._reduce("min", axis, keepdims)
+
     # -- operators: all build nodes through gd.ops
     def __add__(self, o: Operand) -> Symbol:
         return self.graph._apply("add", (self, o), {}, _getframe(1))
