@@ -677,8 +677,10 @@ def print_setting(batch: int, threads: int, rows: dict[str, dict[str, Any]],
           f"{span})\n")  # fmt: skip
     print("| side | prefill ms | decode tok/s (batch) | decode tok/s (per seq) | peak RSS MB | "
           "decode / genai fp32 | prefill / genai fp32 | RSS / genai fp32 | decode / genai int4 "
-          "| prefill / genai int4 | RSS / genai int4 | tokens = transformers' |")  # fmt: skip
-    print("|---|" + "---:|" * 10 + "---|")
+          "| prefill / genai int4 | RSS / genai int4 | decode / genai int4, head fp32 "
+          "| prefill / genai int4, head fp32 | RSS / genai int4, head fp32 "
+          "| tokens = transformers' |")  # fmt: skip
+    print("|---|" + "---:|" * (4 + 3 * len(REFERENCES)) + "---|")
     for key, row in rows.items():
         if row["tokens_equal_transformers"] is None:
             same = "n/a"

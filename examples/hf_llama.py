@@ -126,8 +126,8 @@ class LlamaForCausalLM(nn.Module):
         for layer, (pk, pv) in zip(m.layers, past, strict=True):
             x, k, v = layer(x, cos, sin, mask, pk, pv)
             presents += [k, v]
-        head = m.embed_tokens.weight if self.tied else self.lm_head.weight
-        return gd.ops.linear(m.norm(x), head), presents
+        h = m.norm(x)  # (an untied head is a Linear: nn.quantize makes it int4 too)
+        return gd.ops.linear(h, m.embed_tokens.weight) if self.tied else self.lm_head(h), presents
 # ---- model code: end
 
 
