@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import floats
 import ml_dtypes
 import numpy as np
+import onnxruntime as ort
 import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -107,6 +108,9 @@ REDUCTIONS = ["sum", "prod", "max", "min", "mean", "any", "all", "var", "std", "
 SHAPE_OPS = ["reshape", "transpose", "broadcast_to", "concat", "expand_dims", "squeeze"]
 INDEX_OPS = ["gather", "gather_nd", "scatter", "scatter_add", "scatter_nd", "scatter_nd_add",
              "slice_tensor", "range", "band_part", "split", "tile"]  # fmt: skip
+# onnxruntime before 1.32 reduces an empty tensor to the input's own shape (_vision_step)
+ORT_EMPTY_REDUCE_BUG = tuple(int(p) for p in ort.__version__.split(".")[:2]) < (1, 32)
+
 # public functions that build other ops (tests/test_op_catalogue.py COMPOSITES)
 COMPOSITE_OPS = ["chunk", "flatten", "one_hot", "outer", "permute", "repeat_interleave",
                  "rotary_embedding", "stack", "tril", "triu", "unsqueeze"]  # fmt: skip
@@ -1438,6 +1442,12 @@ def _vision_step(b: _Builder, op: str) -> None:
     nd = 3 if op == "conv3d" else 2
 
     def fits(v: _Value) -> bool:
+        # (onnxruntime 1.31: a static batch too. Its reductions of an empty tensor return the
+        # input's shape unreduced, keepdims 0 or 1: ReduceSum of (0, 3, 2) over the last axis
+        # gives (0, 3, 2), where 1.32 gives (0, 3); so the pools' window sums over a batch
+        # bound to 0 fail there. tests/test_fuzz_regressions.py pins it, on 1.31 only)
+        if ORT_EMPTY_REDUCE_BUG and not isinstance(v.sym.shape[0] if v.sym.rank else 1, int):
+            return False
         # static spatial sizes, the batch may be symbolic: onnxruntime's Conv and pools refuse
         # an empty spatial axis (a symbolic one bound to 0 here now and then), and a float64
         # transposed convolution exports for static ones only (symbolic spatial sizes are

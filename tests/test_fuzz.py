@@ -347,6 +347,30 @@ _WRONG_REDUCTIONS = {"ScatterElements": {b"mul", b"max", b"min"}, "ScatterND": {
 SCATTER_ZERO_SIGNS = "ReferenceEvaluator ScatterElements max/min keep the data's zero"
 
 
+# onnx.reference's Div of integers divides in float64 and casts back (onnx 1.19.1:
+# (-2**63 + 1) // 1 gives -2**63; 1.23.2 is exact): int64 values past 2**53 lose their low
+# bits there, a gap before 1.23
+INT_DIV_FLOAT = "ReferenceEvaluator integer Div through float64 (onnx < 1.23)"
+
+
+def _int_div_float(
+    needs: list[onnx.NodeProto], needed: set[int], env: dict[int, np.ndarray]
+) -> bool:
+    """Is onnx older than 1.23, and does an output that needs the model ``needs`` and the
+    graph's nodes ``needed`` go through a Div and a 64-bit integer past 2**53?"""
+    if tuple(int(p) for p in onnx.__version__.split(".")[:2]) >= (1, 23):
+        return False
+    if not any(n.op_type == "Div" for n in needs):
+        return False
+    for i in needed:
+        v = env.get(i)
+        if v is not None and np.asarray(v).dtype in (np.int64, np.uint64) and np.size(v):
+            big = np.abs(np.asarray(v).astype(np.float64)) > 2.0**53
+            if big.any():
+                return True
+    return False
+
+
 def _reducing_scatter(needs: list[onnx.NodeProto]) -> bool:
     """Is onnx older than 1.23, and do the model's nodes ``needs`` scatter with a reduction
     it gets wrong?"""
@@ -393,6 +417,8 @@ def _excuses(
             why = EMPTY_GATHER
         if why is None and _reducing_scatter(needs[k]):
             why = REDUCING_SCATTER
+        if why is None and _int_div_float(needs[k], needed, env):
+            why = INT_DIV_FLOAT
         if why is None and _scatter_zero_signs(needs[k]):
             why = SCATTER_ZERO_SIGNS
         if why is not None:
