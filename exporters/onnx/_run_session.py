@@ -185,12 +185,8 @@ class _Session:
                         return None
                 elif d is not None and bound.setdefault(d, n) != n:
                     return None
-        if self.derived and any(not d.isidentifier() for d in bound):
-            plain = {d: n for d, n in bound.items() if d.isidentifier()}
-            for d, n in bound.items():
-                size = None if d.isidentifier() else bind_dim(d, plain)
-                if size is not None and size != n:
-                    return None
+        if self.derived and _derived_mismatch(bound) is not None:
+            return None
         return inputs
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
@@ -298,14 +294,25 @@ def check_derived(sizes: Mapping[str, int], first: Mapping[str, str]) -> None:
     its names' sizes make (``sizes``: every dimension's size, bound by the input ``first``
     names). onnxruntime checks none of them: a mismatch would fail deep in the model, or
     compute on."""
+    bad = _derived_mismatch(sizes)
+    if bad is not None:
+        d, n, want = bad
+        plain = {k: v for k, v in sizes.items() if k.isidentifier()}
+        names = sorted(set(re.findall(r"[A-Za-z_]\w*", d)) & set(plain))
+        said = " and ".join(f"{k} = {plain[k]}" for k in names)
+        raise RunError(
+            f"input {first[d]!r}: dimension {d!r} is {n}, but the inputs bind {said}, which "
+            f"make it {want}; give that axis {want} elements (inputs sharing dimension names "
+            "must agree)"
+        )
+
+
+def _derived_mismatch(sizes: Mapping[str, int]) -> tuple[str, int, int] | None:
+    """The first derived dimension of ``sizes`` (every dimension's size, by name) whose
+    size is not the one its names' sizes make: (dimension, size, size wanted), or None."""
     plain = {d: n for d, n in sizes.items() if d.isidentifier()}
     for d, n in sizes.items():
         want = None if d.isidentifier() else bind_dim(d, plain)
         if want is not None and want != n:
-            names = sorted(set(re.findall(r"[A-Za-z_]\w*", d)) & set(plain))
-            said = " and ".join(f"{k} = {plain[k]}" for k in names)
-            raise RunError(
-                f"input {first[d]!r}: dimension {d!r} is {n}, but the inputs bind {said}, which "
-                f"make it {want}; give that axis {want} elements (inputs sharing dimension names "
-                "must agree)"
-            )
+            return d, n, want
+    return None
