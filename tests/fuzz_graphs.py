@@ -125,6 +125,8 @@ MAX_EXTRA_OPS = ["bottom_k", "scatter_max", "scatter_min", "scatter_mul", "scatt
                  "scatter_nd_min", "scatter_nd_mul", "nonzero", "rebind", "dynamic_slice",
                  "dynamic_range", "fold", "roi_align", "random_uniform",
                  "random_normal", "dim_size"]  # fmt: skip
+# onnxruntime's KV-cache attention contract (issue 31): _gqa_step
+GQA_OPS = ["group_query_attention"]
 
 # Approximate on float operands: libm differences (a few ulps) ...
 TRANSCENDENTAL = frozenset(
@@ -258,6 +260,8 @@ def is_approx(node: gd.Symbol, approx: Mapping[int, bool]) -> bool:
     if node.op in ("input", "literal", "constant"):
         return False
     floats = any(d.is_float for d in node.in_dtypes)
+    if node.op == "group_query_attention" and node.attrs["result"] == "output":
+        return floats  # (the present keys and values are copies: exact)
     # (nearest resize only picks elements)
     if (
         floats
@@ -372,6 +376,8 @@ def _source_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
         return _window_tol(node, operands)
     if op in LAYER_OPS:
         return _layer_tol(node, operands)
+    if op == "group_query_attention":
+        return _gqa_tol(node, operands)
     x = _abs_finite(operands[0])
     big = max(float(_finfo(acc).max), 0.0)
     if op == "matmul":
@@ -490,6 +496,25 @@ def _window_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
     big = float(_finfo(_acc(d)).max)
     over = s >= big / 2 or s >= float(out.max) / 2
     return Tol(2 * eo + 2 * e, (n + 2) * e * s + sub, over)
+
+
+def _gqa_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
+    """group_query_attention's output: attention's bound (_layer_tol) on the buffer's P keys
+    (the present, computed by the reference), q's heads against their key/value head."""
+    from graphdsl.opdef import OPS
+
+    d, out = node.in_dtypes[0], node.dtype
+    e, eo, sub = _eps(_acc(d)), _eps(out), _sub(out)
+    attrs = dict(node.attrs)
+    keys, values = (_abs_finite(OPS[node.op].impl(operands, {**attrs, "result": r}, node.type))
+                    for r in ("present_key", "present_value"))  # fmt: skip
+    q = _abs_finite(operands[0])
+    size = keys.shape[-1]
+    top = float(np.max(q, initial=0.0)) * float(np.max(keys, initial=0.0)) * size
+    shift = (size + 2) * e * top * abs(float(attrs["scale"]))
+    with np.errstate(all="ignore"):
+        weight = math.expm1(min(2 * shift, 700.0)) + (2 * keys.shape[2] + 10) * e
+    return Tol(2 * eo, weight * float(np.max(values, initial=0.0)) + sub)
 
 
 def _layer_tol(node: gd.Symbol, operands: list[np.ndarray]) -> Tol:
@@ -1136,6 +1161,9 @@ def _step(b: _Builder, op: str) -> None:
     if family == "layers":
         _layers_step(b, op)
         return
+    if family == "gqa":
+        _gqa_step(b)
+        return
     _shape_step(b, op)
 
 
@@ -1753,6 +1781,39 @@ def _layers_step(b: _Builder, op: str) -> None:
     )
 
 
+def _gqa_step(b: _Builder) -> None:
+    """group_query_attention of a drawn value's n elements as the values of n new tokens (one
+    key/value head of size 1, 1 or 2 query heads), constant queries, keys and buffers of P
+    >= n positions of which p0 are cached; one of its three results (the present keys and
+    values are exact copies, the output attention's bound: _gqa_tol)."""
+    g = b.g
+    a = b.value(exact=True, where=lambda v: all(isinstance(d, int) for d in v.sym.shape)
+                and 1 <= math.prod(v.sym.shape) <= 12, prefer=_float_value)  # fmt: skip
+    if a is None:
+        assume(False)
+        return
+    a = _floated(b, a)
+    n = math.prod(int(d) for d in a.sym.shape)
+    heads, room = b.pick([1, 2]), b.pick([0, 1, 3])
+    cached = b.pick(list(range(room + 1)))
+
+    def const(shape: tuple[int, ...]) -> tuple[gd.Symbol, str]:
+        arr, code = b.constant(_like(b, a.sym), shape)
+        return g.constant(arr), f"g.constant({code})"
+
+    (q, qc), (k, kc) = const((1, n, heads)), const((1, n, 1))
+    (pk, pkc), (pv, pvc) = const((1, 1, n + room, 1)), const((1, 1, n + room, 1))
+    lengths = np.array([cached + n - 1], np.int32)
+    v = gd.ops.reshape(a.sym, (1, n, 1))
+    result = b.pick([0, 1, 2])
+    call = (f"gd.ops.group_query_attention({qc}, {kc}, gd.ops.reshape({a.code}, (1, {n}, 1)), "
+            f"{pkc}, {pvc}, np.array([{cached + n - 1}], np.int32), num_heads={heads}, "
+            f"kv_num_heads=1)[{result}]")  # fmt: skip
+    out = gd.ops.group_query_attention(q, k, v, pk, pv, lengths, num_heads=heads,
+                                       kv_num_heads=1)[result]  # fmt: skip
+    _add_built(b, "group_query_attention", out, call)
+
+
 def _select_step(b: _Builder, op: str) -> None:
     """argmax/argmin and top_k along a non-empty axis of known size (k up to its size),
     argsort along any axis, cumsum of a value that is not bool: on exact values only (the
@@ -1924,12 +1985,13 @@ FAMILY: dict[str, str] = {
     "implicit_cast": "implicit_cast",
 }  # fmt: skip
 FAMILY.update({op: "max_extra" for op in MAX_EXTRA_OPS})
+FAMILY.update({op: "gqa" for op in GQA_OPS})
 # every op equally likely (casts twice as likely), drawn uniformly (Builder.pick_uniform);
 # float mean, softmax and the other statistics are order-dependent: moderate cases only
 STEP_OPS = [*FAMILY, "cast"]
 MODERATE_ONLY = ("mean", "softmax", "var", "std", "logsumexp", "logsoftmax", "layer_norm",
                  "rms_norm", "group_norm", "conv2d", "conv3d", "conv2d_transpose",
-                 "avg_pool2d", "qmatmul", *LAYER_OPS)  # fmt: skip
+                 "avg_pool2d", "qmatmul", *LAYER_OPS, *GQA_OPS)  # fmt: skip
 WILD_STEP_OPS = [op for op in STEP_OPS if op not in MODERATE_ONLY]
 # in moderate cases (half of them) those twice as likely: every op as likely over a run
 MODERATE_STEP_OPS = [*STEP_OPS, *MODERATE_ONLY]

@@ -347,7 +347,22 @@ def _layer_cases() -> dict[str, tuple[int, Build]]:
         "scaled_dot_product_attention_mask": (2, lambda s: sdpa(s[0], s[1], s[1], one_key)),
         "scaled_dot_product_attention_float_mask": (2, lambda s: sdpa(
             s[0], s[0], s[1], np.where(one_key, 0.0, -np.inf).astype(np.float32))),
+        "group_query_attention": (2, lambda s: gqa(s, 0)),
+        "group_query_attention_present_value": (2, lambda s: gqa(s, 2)),
     }  # fmt: skip
+
+
+def gqa(s: list[gd.Symbol], result: int) -> gd.Symbol:
+    """group_query_attention of 6 tokens (batch 1, 2 query heads of size 2, 1 key/value
+    head) into a zero buffer of 8, the keys zero: token i's output is the mean of values
+    0..i (as attention_causal); result 2, the values written into the buffer (exact)."""
+    zeros = s[0].graph.constant(np.zeros((1, 6, 2), s[0].dtype.np))
+    buffer = s[0].graph.constant(np.zeros((1, 1, 8, 2), s[0].dtype.np))
+    q = gd.ops.reshape(s[0], (1, 6, 4))
+    v = gd.ops.reshape(s[1][:, 1:3], (1, 6, 2))
+    out = gd.ops.group_query_attention(q, zeros, v, buffer, buffer, np.array([5], np.int32),
+                                       num_heads=2, kv_num_heads=1)  # fmt: skip
+    return out[result]
 
 
 # The terms each output of a windowed case sums (products, a bias, interpolation taps, and
@@ -370,7 +385,9 @@ WINDOW_TERMS = {"conv2d": 4, "conv2d_nchw_groups": 5, "conv3d": 8, "conv2d_trans
                 "adaptive_avg_pool2d_divides": 6, "adaptive_avg_pool2d_global": 6,
                 "scaled_dot_product_attention": 10, "scaled_dot_product_attention_causal": 10,
                 "scaled_dot_product_attention_mask": 2,
-                "scaled_dot_product_attention_float_mask": 2}  # fmt: skip
+                "scaled_dot_product_attention_float_mask": 2,
+                # the mean of up to 6 values, as attention's (the buffer's 8 keys: 10 too)
+                "group_query_attention": 10}  # fmt: skip
 CASES = _cases()
 SHAPE = (6, 4)
 

@@ -32,7 +32,7 @@ COMPOSITES = {
 }  # fmt: skip
 FAMILIES = ["activation", "cast", "control", "elementwise", "indexing", "logic", "nn", "norm",
             "quant", "reduction", "selection", "shape", "unary", "vision", "pooling", "slicing",
-            "layers", "debug", "dynamic", "image", "ordering", "random", "scatter_reduce"]
+            "layers", "debug", "dynamic", "image", "ordering", "random", "scatter_reduce", "gqa"]
 
 
 def missing_pieces(name: str) -> list[str]:

@@ -280,6 +280,7 @@ __all__ = [
 # bottom_k, rebind, random values, col2im and region-of-interest pooling
 from graphdsl.ops.debug import rebind
 from graphdsl.ops.dynamic import dim_size, dynamic_range, dynamic_slice, nonzero
+from graphdsl.ops.gqa import group_query_attention  # onnxruntime's KV-cache attention (issue 31)
 from graphdsl.ops.image import fold, roi_align
 from graphdsl.ops.ordering import bottom_k
 from graphdsl.ops.random import random_normal, random_uniform
@@ -299,6 +300,7 @@ __all__ += [
     "dynamic_range",
     "dynamic_slice",
     "fold",
+    "group_query_attention",
     "nonzero",
     "random_normal",
     "random_uniform",

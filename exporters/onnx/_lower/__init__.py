@@ -31,6 +31,7 @@ __all__ = ["LOWER", "SymbolicDims"]
 # MAX's ops added for graphdsl.max (issue 25)
 from exporters.onnx._lower import debug as debug
 from exporters.onnx._lower import dynamic as dynamic
+from exporters.onnx._lower import gqa as gqa  # onnxruntime's KV-cache attention (issue 31)
 from exporters.onnx._lower import image as image
 from exporters.onnx._lower import ordering as ordering
 from exporters.onnx._lower import random as random
