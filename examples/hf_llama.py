@@ -158,6 +158,42 @@ def build(model: LlamaForCausalLM, c: Config) -> gd.Graph:
     return g
 
 
+def build_buffered(model: LlamaForCausalLM, c: Config) -> gd.Graph:
+    """The same decoder with its cache in buffers of a fixed length, as onnxruntime-genai
+    runs it (exporters.onnx.Generator's second signature): each layer's attention is
+    ``gd.ops.group_query_attention`` (onnxruntime's GroupQueryAttention under
+    ``export(exact=False)``: rotary inside, past and present one buffer), rows right-padded,
+    ``attention_mask`` counting each row's tokens. The modules (and weights) are the port's;
+    this is its forward with the attention, the rotary positions and the mask in that form."""
+    kv, hd = c.num_key_value_heads, c.head_dim or c.hidden_size // c.num_attention_heads
+    cache = gd.TensorType(gd.float32, ("batch", kv, "buffer", hd))
+    types = {"input_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+             "attention_mask": gd.TensorType(gd.int64, ("batch", "total"))}  # fmt: skip
+    for i in range(c.num_hidden_layers):
+        types |= {f"past_key_{i}": cache, f"past_value_{i}": cache}
+    m = model.model
+    cos, sin = m.rotary_emb.tables()
+
+    def forward(ids: S, mask: S, *flat: S) -> tuple[S, dict[str, S]]:
+        lengths = (mask.sum(axis=1) - 1).cast(gd.int32)  # each row's tokens, minus 1
+        x, presents = m.embed_tokens(ids), {}
+        for i, layer in enumerate(m.layers):
+            a, h = layer.self_attn, layer.input_layernorm(x)
+            y, presents[f"present_key_{i}"], presents[f"present_value_{i}"] = (
+                gd.ops.group_query_attention(a.q_proj(h), a.k_proj(h), a.v_proj(h), flat[2 * i],
+                                             flat[2 * i + 1], lengths, cos, sin,
+                                             num_heads=a.nh, kv_num_heads=a.nkv))  # fmt: skip
+            x = x + a.o_proj(y)
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        h = m.norm(x)
+        return gd.ops.linear(h, m.embed_tokens.weight) if model.tied else model.lm_head(h), presents
+
+    with gd.Graph("llama", input_types=types) as g:
+        logits, presents = model.call(forward, *g.inputs)  # (the port's weight names)
+        g.output(logits=logits, **presents)
+    return g
+
+
 def torch_model(c: Config) -> Any:
     """transformers' LlamaForCausalLM (Qwen2ForCausalLM with attention_bias) of ``c`` with
     random weights (seeded), in eval mode."""

@@ -11,11 +11,24 @@ key/value heads, the head size and the cache dtype are read from the model):
   ``present_value_<i>`` ``(batch, kv_heads, past + seq, head_dim)``.
 
 The prompt is the first step (past 0); each later step feeds one token per row and the
-previous step's presents as the pasts. The presents stay onnxruntime OrtValues on the
-session's device (CUDA device 0 for a CUDA session) from step to step; only the last
-position's logits come to the host, where the next token is chosen. The model's signature
-is checked once, when the Generator is made, and the prompt once per call: a step binds its
-inputs and outputs with onnxruntime's IO binding and runs, with no Python-side checks.
+previous step's presents as the pasts.
+
+A decoder may instead hold its cache in a buffer of fixed length, as onnxruntime-genai's
+models do (``examples/hf_llama.py``'s ``build_buffered``, on ``gd.ops.group_query_attention``):
+no ``position_ids`` input, and ``present_key_<i>`` of the same shape as ``past_key_<i>``
+``(batch, kv_heads, buffer, head_dim)``. Its rows are right-padded: ``attention_mask``
+``(batch, total)`` counts each row's tokens (cached and new; its sum per row is what the
+model reads). The Generator moves each left-padded prompt's tokens to the front, makes
+buffers of the prompt's length plus ``max_new_tokens``, and takes each row's logits at its
+last token. Where the model runs onnxruntime's GroupQueryAttention (``export(exact=False)``)
+past and present are one buffer, written in place (onnxruntime-genai's
+``past_present_share_buffer``): no step copies the cache. Otherwise two buffers take turns.
+
+The presents stay onnxruntime OrtValues on the session's device (CUDA device 0 for a CUDA
+session) from step to step; only the last position's logits come to the host, where the
+next token is chosen. The model's signature is checked once, when the Generator is made,
+and the prompt once per call: a step binds its inputs and outputs with onnxruntime's IO
+binding and runs, with no Python-side checks.
 
 Token choice follows transformers' ``generate``: greedy is the first index of the largest
 logit; sampling applies ``temperature``, then ``top_k``, then ``top_p`` (the smallest set of
@@ -30,10 +43,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Generator as Generator_
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import onnx
 from onnx import ModelProto
 
 from exporters.onnx._run import RunError
@@ -86,7 +101,13 @@ class Generator:
         outputs = {o.name for o in sess.get_outputs()}
         layers = sorted(int(m.group(1)) for n in inputs if (m := _LAYER.match(n)))
         self.layers = len(layers)
-        want_in = {"input_ids", "attention_mask", "position_ids"}
+        present = next((o for o in sess.get_outputs() if o.name == "present_key_0"), None)
+        past_in = inputs.get("past_key_0")
+        self.buffered = ("position_ids" not in inputs and present is not None
+                         and past_in is not None and len(present.shape) == 4
+                         and present.shape[2] == past_in.shape[2])  # fmt: skip
+        self.shares = self.buffered and _runs_gqa(self.session.model)
+        want_in = {"input_ids", "attention_mask"} | (set() if self.buffered else {"position_ids"})
         want_in |= {f"past_{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")}
         want_out = {"logits"} | {f"present_{kv}_{i}" for i in range(self.layers)
                                  for kv in ("key", "value")}  # fmt: skip
@@ -97,7 +118,7 @@ class Generator:
             problems.append(f"inputs {sorted(want_in)}, got {sorted(inputs)}")
         if not want_out <= outputs:
             problems.append(f"outputs {sorted(want_out)}, got {sorted(outputs)}")
-        for name in ("input_ids", "attention_mask", "position_ids"):
+        for name in ("input_ids", "attention_mask", "position_ids")[:2 if self.buffered else 3]:
             if name in inputs and inputs[name].type != "tensor(int64)":
                 problems.append(f"{name} of int64, got {inputs[name].type}")
         if not problems:
@@ -162,24 +183,20 @@ class Generator:
                 f"{total} positions, past the model's max_length={self.max_length} (its position "
                 "table, or the cache's length); shorten the prompt or ask for fewer tokens"
             )
-        batch = ids.shape[0]
-        positions = np.cumsum(mask, axis=-1) - 1
-        positions[mask == 0] = 1
-        empty = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.cache_dtype)
-        cache = [self.session.ortvalue(empty)] * (2 * self.layers)
-        unfinished = np.ones(batch, np.bool_)
-        for _ in range(max_new_tokens):
-            logits, cache = self._step(ids, mask, positions, cache)
+        if max_new_tokens == 0:
+            return
+        steps = self._buffer_steps(ids, mask, total) if self.buffered else self._steps(ids, mask)
+        logits = next(steps)
+        unfinished = np.ones(ids.shape[0], np.bool_)
+        for i in range(max_new_tokens):
             token = choose(logits)
             token = np.where(unfinished, token, pad)
             if stops:
                 unfinished &= ~np.isin(token, stops)
             yield token
-            if not unfinished.any():
+            if not unfinished.any() or i == max_new_tokens - 1:
                 return
-            ids = token[:, None]
-            mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], axis=1)
-            positions = positions[:, -1:] + 1
+            logits = steps.send(token)
 
     # ------------------------------------------------------------------------ steps
     def _prompt(self, input_ids: Any, attention_mask: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -205,6 +222,57 @@ class Generator:
                              "left, as decoder-only models are batched)")  # fmt: skip
         return ids.astype(np.int64), mask.astype(np.int64)
 
+    def _steps(self, ids: np.ndarray, mask: np.ndarray) -> Generator_[np.ndarray, np.ndarray, None]:
+        """The last position's logits of each step: the prompt's, then (sent each row's
+        next token) one more token's; the cache grows by concatenation in the model."""
+        batch = ids.shape[0]
+        positions = np.cumsum(mask, axis=-1) - 1
+        positions[mask == 0] = 1
+        empty = np.zeros((batch, self.kv_heads, 0, self.head_dim), self.cache_dtype)
+        cache = [self.session.ortvalue(empty)] * (2 * self.layers)
+        while True:
+            logits, cache = self._step(ids, mask, positions, cache)
+            token = yield logits[:, -1, :]
+            ids = token[:, None]
+            mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], axis=1)
+            positions = positions[:, -1:] + 1
+
+    def _buffer_steps(self, ids: np.ndarray, mask: np.ndarray,
+                      size: int) -> Generator_[np.ndarray, np.ndarray, None]:  # fmt: skip
+        """:meth:`_steps` for a decoder whose cache is a buffer of ``size`` positions (the
+        module docstring): the prompts right-padded, past and present one buffer where the
+        model runs GroupQueryAttention (else two, taking turns)."""
+        batch = ids.shape[0]
+        front = np.argsort(mask == 0, axis=1, kind="stable")  # each row's tokens first
+        ids = np.take_along_axis(ids, front, axis=1)
+        lengths = mask.astype(np.bool_).sum(axis=1).astype(np.int64)  # tokens per row
+        shape = (batch, self.kv_heads, size, self.head_dim)
+
+        def buffers() -> list[Any]:  # (each its own memory: a CPU OrtValue wraps its array)
+            return [self.session.ortvalue(np.zeros(shape, self.cache_dtype))
+                    for _ in range(2 * self.layers)]  # fmt: skip
+
+        past = buffers()
+        present = past if self.shares else buffers()
+        names = [f"{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")]
+        kind, index = self._device
+        width = ids.shape[1]
+        while True:
+            binding = self.session.inference_session.io_binding()
+            counts = (np.arange(width)[None] < lengths[:, None]).astype(np.int64)
+            binding.bind_ortvalue_input("input_ids", self.session.ortvalue(ids))
+            binding.bind_ortvalue_input("attention_mask", self.session.ortvalue(counts))
+            binding.bind_output("logits", kind, index)  # (first: get_outputs()[0])
+            for name, p, q in zip(names, past, present, strict=True):
+                binding.bind_ortvalue_input(f"past_{name}", p)
+                binding.bind_ortvalue_output(f"present_{name}", q)
+            self.session.run_binding(binding)
+            logits = binding.get_outputs()[0].numpy()
+            last = np.minimum(lengths, ids.shape[1]) - 1 if ids.shape[1] > 1 else 0 * lengths
+            token = yield logits[np.arange(batch), last]
+            past, present = present, past
+            ids, lengths, width = token[:, None], lengths + 1, int(lengths.max()) + 1
+
     def _step(self, ids: np.ndarray, mask: np.ndarray, positions: np.ndarray,
               cache: list[Any]) -> tuple[np.ndarray, list[Any]]:  # fmt: skip
         sess = self.session.inference_session
@@ -220,8 +288,7 @@ class Generator:
             binding.bind_output(name, kind, index)
         self.session.run_binding(binding)
         outs = binding.get_outputs()
-        logits = outs[0].numpy()[:, -1, :]
-        return logits, list(outs[1:])
+        return outs[0].numpy(), list(outs[1:])
 
 
 def generate(
@@ -259,6 +326,17 @@ def generate(
     """
     gen = model if isinstance(model, Generator) else Generator(model)
     return gen.generate(input_ids, attention_mask, **options)
+
+
+def _runs_gqa(model: Any) -> bool:
+    """Does the model (a ModelProto or a path; a Graph is exported exact) run onnxruntime's
+    GroupQueryAttention, which writes the present into the past's buffer when they are one?"""
+    if isinstance(model, (str, os.PathLike)):
+        model = onnx.load(os.fspath(model), load_external_data=False)
+    if not isinstance(model, ModelProto):
+        return False
+    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
+    return any(n.op_type == "GroupQueryAttention" and n.domain == "com.microsoft" for n in nodes)
 
 
 def _ints(v: int | Sequence[int] | None, what: str) -> list[int]:

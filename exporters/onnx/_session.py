@@ -88,6 +88,11 @@ class Session:
         self._want = [(i.name, i.type, tuple(i.shape)) for i in sess.inputs]
 
     @property
+    def model(self) -> Graph | ModelProto | str:
+        """The model the session runs, as it was given (a path as a string)."""
+        return self._model
+
+    @property
     def inference_session(self) -> Any:
         """The ``onnxruntime.InferenceSession`` (shared with run()'s cache)."""
         return self._sess.sess

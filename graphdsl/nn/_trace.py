@@ -32,7 +32,8 @@ from graphdsl.nn._parameter import Parameter
 from graphdsl.ops import call
 from graphdsl.types import TensorType
 
-__all__ = ["Parameter", "Traceable", "call_module", "current_value", "structure_key"]
+__all__ = ["Parameter", "Traceable", "call_module", "call_root", "current_value",
+           "structure_key"]
 
 
 class Traceable(Protocol):
@@ -124,6 +125,12 @@ def call_module(module: Traceable, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _call_root(module: Traceable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return call_root(module, module.forward, args, kwargs)
+
+
+def call_root(module: Traceable, fn: Callable[..., Any], args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:  # fmt: skip
+    """``fn(*args, **kwargs)`` in a new root frame of ``module``'s tree (Module.call)."""
     g = building([*args, *kwargs.values()], type(module).__name__)
     tree = dict(module.named_modules())
     names = {id(m): path for path, m in tree.items()}
@@ -133,7 +140,7 @@ def _call_root(module: Traceable, args: tuple[Any, ...], kwargs: dict[str, Any])
 
     frame = _Frame(g, names, read, top=g.parent is None)
     with _frame(frame):
-        return module.forward(*args, **kwargs)
+        return fn(*args, **kwargs)
 
 
 # ---------------------------------------------------------------------------- blocks

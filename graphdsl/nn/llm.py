@@ -110,6 +110,23 @@ class RotaryEmbedding(Module):
             cos, sin = ops.cast(cos, self.dt), ops.cast(sin, self.dt)
         return cos, sin
 
+    def tables(self, positions: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(cos, sin)`` of positions ``0 .. positions - 1`` (default
+        ``max_position_embeddings``), each ``(positions, rot / 2)`` in ``dtype``: each angle
+        once, the tables ``gd.ops.group_query_attention`` takes. The angles are
+        :meth:`forward`'s (``position * inv_freq`` in float32); numpy's cos and sin of them.
+
+        >>> from graphdsl import nn
+        >>> cos, sin = nn.RotaryEmbedding(4, base=100.0).tables(2)
+        >>> sin.round(4)
+        array([[0.    , 0.    ],
+               [0.8415, 0.0998]], dtype=float32)
+        """
+        n = self.max_position_embeddings if positions is None else positions
+        angles = np.arange(n, dtype=np.float32)[:, None] * self.inv_freq.astype(np.float32)
+        dt = self.dt.np
+        return np.cos(angles).astype(dt), np.sin(angles).astype(dt)
+
     def extra_repr(self) -> str:
         return f"rot={self.rot}"
 

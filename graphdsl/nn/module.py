@@ -32,14 +32,14 @@ data against the declarations; ``weights()`` gives it to ``export`` and ``gd.eva
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from graphdsl.graph import GraphError
 from graphdsl.nn._parameter import Parameter
-from graphdsl.nn._trace import call_module, current_value, join
+from graphdsl.nn._trace import call_module, call_root, current_value, join
 from graphdsl.nn.state import IncompatibleKeys, check_state, to_weights
 from graphdsl.weights import WeightError, Weights
 
@@ -122,6 +122,23 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call_module(self, args, kwargs)
+
+    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as a forward of this module, called as the root: its
+        submodules and weights are named as ``self(...)`` names them. A second forward of
+        the same modules, for another export form of the model (examples/hf_llama.py's
+        ``build_buffered``).
+
+        >>> import numpy as np, graphdsl as gd
+        >>> from graphdsl import nn
+        >>> net = nn.Linear(2, 2, bias=False)
+        >>> g = gd.Graph("twice", input_types={"x": gd.TensorType(gd.float32, (1, 2))})
+        >>> g.output(net.call(lambda x: net(net(x)), g.inputs[0]))  # the layer twice
+        >>> swap = {"weight": np.array([[0, 1], [1, 0]], np.float32)}
+        >>> gd.evaluate(g, [np.array([[1, 2]], np.float32)], weights=swap)[0]
+        array([[1., 2.]], dtype=float32)
+        """
+        return call_root(self, fn, args, kwargs)
 
     def is_block(self) -> bool:
         """Is a call of this module from the root's graph one subgraph call?"""
