@@ -124,9 +124,12 @@ class Side:
 SIDES = (
     Side("hf", "transformers", "hf"),
     Side("gd-fp32", "graphdsl fp32", "graphdsl"),
-    Side("gd-fp32-fast", "graphdsl fp32, exact=False", "graphdsl"),
-    Side("gd-int4", "graphdsl int4", "graphdsl"),
-    Side("gd-int4-head4", "graphdsl int4, lm_head int4", "graphdsl"),
+    Side("gd-fp32-fast", "graphdsl fp32, exact=False", "graphdsl", default=False),
+    Side("gd-fp32-gqa", "graphdsl fp32, buffer + GQA", "graphdsl"),
+    Side("gd-int4", "graphdsl int4", "graphdsl", default=False),
+    Side("gd-int4-head4", "graphdsl int4, lm_head int4", "graphdsl", default=False),
+    Side("gd-int4-gqa", "graphdsl int4, buffer + GQA", "graphdsl"),
+    Side("gd-int4-head4-gqa", "graphdsl int4, lm_head int4, buffer + GQA", "graphdsl"),
     Side("genai-fp32", "genai fp32", "genai"),
     Side("genai-int4", "genai int4", "genai"),
     Side("genai-int4-head32", "genai int4, lm_head fp32", "genai"),
@@ -138,6 +141,11 @@ GRAPHDSL_EXPORTS: dict[str, dict[str, Any]] = {
     "gd-fp32-fast": {"exact": False},
     "gd-int4": {"exact": False, "accuracy_level": 4},
     "gd-int4-head4": {"exact": False, "accuracy_level": 4},
+    # examples/hf_llama.py's build_buffered: the cache a fixed buffer, attention onnxruntime's
+    # GroupQueryAttention (rotary inside, past and present one buffer), as genai's models
+    "gd-fp32-gqa": {"exact": False},
+    "gd-int4-gqa": {"exact": False, "accuracy_level": 4},
+    "gd-int4-head4-gqa": {"exact": False, "accuracy_level": 4},
 }
 # genai side -> builder precision, extra options
 GENAI_BUILDS = {
@@ -149,7 +157,9 @@ GENAI_BUILDS = {
 # (graphdsl int4 quantizes the LM head as genai's int4 does by default; with it in fp32, it
 # is checked against genai's build that keeps it so)
 TARGETS = (("gd-fp32", "genai-fp32"), ("gd-fp32-fast", "genai-fp32"),
-           ("gd-int4-head4", "genai-int4"), ("gd-int4", "genai-int4-head32"))  # fmt: skip
+           ("gd-fp32-gqa", "genai-fp32"), ("gd-int4-head4", "genai-int4"),
+           ("gd-int4-head4-gqa", "genai-int4"), ("gd-int4", "genai-int4-head32"),
+           ("gd-int4-gqa", "genai-int4-head32"))  # fmt: skip
 REFERENCES = ("genai-fp32", "genai-int4", "genai-int4-head32")
 Sample = tuple[float, float, list[list[int]]]  # prefill s, decode s, the new tokens per row
 
@@ -430,14 +440,15 @@ def graphdsl_models(hf: Any, c: Any, keys: list[str], work: Path) -> dict[str, P
         t0 = time.perf_counter()
         kw = GRAPHDSL_EXPORTS[key]
         model = hf_llama.LlamaForCausalLM(c)
-        if key == "gd-int4":
-            model = nn.quantize(model, "int4", block_size=32, skip=["lm_head"])
-        elif key == "gd-int4-head4":
+        if key.startswith("gd-int4-head4"):
             model = nn.quantize(model, "int4", block_size=32)
+        elif key.startswith("gd-int4"):
+            model = nn.quantize(model, "int4", block_size=32, skip=["lm_head"])
         hf_llama.load_hf(model, state)
         path = work / f"graphdsl-{key}" / "model.onnx"
         path.parent.mkdir(exist_ok=True)
-        export(hf_llama.build(model, c), path, weights=model.weights(), **kw)
+        build = hf_llama.build_buffered if key.endswith("-gqa") else hf_llama.build
+        export(build(model, c), path, weights=model.weights(), **kw)
         del model
         gc.collect()
         print(f"exported {key} in {time.perf_counter() - t0:.1f} s: {path}", flush=True)

@@ -19,6 +19,7 @@ from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._carried import CARRIED_KEY, CARRIER
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
+from exporters.onnx._lower._common import TYPED
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
 from exporters.onnx._lower.nbits import NBITS_ACCURACY_LEVELS
 from exporters.onnx._placement import CpuFallbackWarning, cpu_nodes
@@ -285,6 +286,10 @@ def _export(
     g.doc_string = f"graphdsl graph {graph.name!r} (policy {graph.policy.name!r})"
     g.input.extend(_value_info(s.attrs["name"], s) for s in lowered.inputs)
     g.output.extend(_value_info(nm, o) for nm, o in zip(outputs, lowered.outputs, strict=True))
+    typed = b.memo.get(TYPED)
+    if typed:  # values of contrib ops, where they are not the graph's outputs
+        made = {o for n in b.nodes for o in n.output} - set(outputs)
+        g.value_info.extend(_value_info(name, s) for name, s in typed if name in made)
     if lowered is not graph:
         lowered.release()  # not needed for checking and saving; free it before they run
     del lowered, env

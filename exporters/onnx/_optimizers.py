@@ -366,7 +366,16 @@ def _structure(model: ModelProto) -> ModelProto:
         return model
     out = _without_weights(model)
     out.functions.extend(model.functions)
-    return onnx.inliner.inline_local_functions(out)
+    flat = onnx.inliner.inline_local_functions(out)
+    # the functions' own opset imports (com.microsoft's contrib ops), which the inliner
+    # leaves behind: without them onnx's shape inference refuses the whole model
+    have = {o.domain for o in flat.opset_import}
+    for f in model.functions:
+        for o in f.opset_import:
+            if o.domain not in have:
+                flat.opset_import.append(o)
+                have.add(o.domain)
+    return flat
 
 
 _SMALL = 64  # initializers kept for shape inference (shape tensors and axes); others typed
@@ -423,6 +432,7 @@ def _without_weights(model: ModelProto) -> ModelProto:
     g.node.extend(src.node)
     g.input.extend(src.input)
     g.output.extend(src.output)
+    g.value_info.extend(src.value_info)  # (the export's types of contrib ops' values)
     declared = {i.name for i in src.input}
     for t in src.initializer:
         if t.data_location != onnx.TensorProto.EXTERNAL and int(np.prod(t.dims)) <= _SMALL:

@@ -33,7 +33,7 @@ import numpy as np
 from onnx import helper
 
 from exporters.onnx._builder import Builder, V
-from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._common import TYPED, SymbolicDims, T, register
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, Functions
 from exporters.onnx._lower.layers import _compute, _softmax_last
 from graphdsl.graph import Symbol
@@ -55,6 +55,10 @@ def _gqa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         d = int(node.inputs[3].shape[3])
         half = int(node.inputs[6].shape[1]) if len(args) == 8 else 0
         fused = None if b.exact else _contrib(b, args, hq, hkv, d, scale, half)
+        if fused is not None:  # their types, for onnx's inference (and so the RMS norm fusion)
+            typed = b.memo.setdefault(TYPED, [])
+            typed += zip((v.name for v in fused), (node.inputs[0], node.inputs[3],
+                                                   node.inputs[4]), strict=True)  # fmt: skip
         done[key] = fused or _standard(b, args, hq, hkv, d, scale, half)
     return done[key][_RESULTS.index(str(node.attrs["result"]))]
 

@@ -48,7 +48,7 @@ import numpy as np
 from onnx import helper
 
 from exporters.onnx._builder import Builder, V
-from exporters.onnx._lower._common import T
+from exporters.onnx._lower._common import TYPED, T
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, Functions
 from graphdsl.graph import Symbol
 
@@ -116,6 +116,8 @@ def matmul_nbits(
     name = _nbits_function(b, k, n, size, b.accuracy_level, zcodes is not None)
     out = b.node(name, ins, x.dtype, "matmul_nbits")
     b.nodes[-1].domain = DOMAIN
+    if out.dtype is node.dtype:  # its type, for onnx's inference (exporters/onnx/_export.py)
+        b.memo.setdefault(TYPED, []).append((out.name, node))
     return out
 
 
