@@ -107,6 +107,11 @@ def _core(n: int) -> dict[str, Build]:
             o.scaled_dot_product_attention(q, k, v, is_causal=True),
             o.scaled_dot_product_attention(q, k, v, o.less(q, k)),
             o.scaled_dot_product_attention(q, k, v, o.band_part(q, 2, 0))]),
+        # a KV-cache attention over a buffer of n positions (n new tokens)
+        "kv_cache": ([gd.TensorType(F32, (1, n, 32)), gd.TensorType(F32, (1, n, 16)),
+                      gd.TensorType(F32, (1, 1, n, 16)), gd.TensorType(gd.int32, (1,))],
+                     lambda q, kv, buf, count: list(o.group_query_attention(
+                         q, kv, kv, buf, buf, count, num_heads=2, kv_num_heads=1))),
         # vision (channels first; float64 and int64 copies take the rewrites onnxruntime lacks
         # kernels for)
         "conv": ([img, gd.TensorType(F32, (2, 1, 3, 3))], lambda x, w: [

@@ -218,3 +218,26 @@ def _feeds(ids: np.ndarray) -> dict[str, np.ndarray]:
     }
     return feeds | {f"past_{kv}_{i}": empty for i in range(CFG.num_hidden_layers)
                     for kv in ("key", "value")}  # fmt: skip
+
+
+def test_buffered_decoder_gives_the_same_tokens(decoder: tuple[Any, Generator]) -> None:
+    """The same weights exported with the cache in a fixed buffer (build_buffered: rows
+    right-padded, gd.ops.group_query_attention) give the concatenating decoder's tokens for a
+    left-padded batch of prompts of 6, 4 and 2 tokens, with a stop token; no new tokens
+    gives the prompts back without a step."""
+    _, gen = decoder
+    model = hf_llama.LlamaForCausalLM(CFG)
+    model.load_state_dict(hf_llama.random_state(model, seed=3))
+    buffered = Generator(export(hf_llama.build_buffered(model, CFG), weights=model.weights()),
+                         threads=1)  # fmt: skip
+    assert buffered.buffered and not buffered.shares and not gen.buffered
+    mask = np.ones_like(PROMPTS)
+    mask[1, :2] = mask[2, :4] = 0
+    prompts = np.where(mask == 1, PROMPTS, 0)
+    want = gen.generate(prompts, mask, max_new_tokens=12)
+    stop = int(want[0, 9])
+    for options in ({}, {"eos_token_id": stop}):
+        np.testing.assert_array_equal(
+            buffered.generate(prompts, mask, max_new_tokens=12, **options),
+            gen.generate(prompts, mask, max_new_tokens=12, **options))
+    np.testing.assert_array_equal(buffered.generate(prompts, mask, max_new_tokens=0), prompts)
