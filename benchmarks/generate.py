@@ -64,7 +64,8 @@ other round; a figure is the median over rounds.
 * ``decode tok/s``: the next ``--new - 1`` steps; ``per seq`` is steps per second (tokens
   per second of one sequence), ``batch`` that times the batch (tokens per second over the
   whole batch);
-* ``peak RSS MB``: as above, in MiB.
+* ``peak RSS MB``: as above, in MiB. Each side's model files leave the page cache before it
+  loads (``evict_page_cache``: mapped weights are then charged alike, whoever wrote them last).
 
 Ratios are against ``genai fp32`` and ``genai int4`` (decode: side / genai, above 1 is
 faster; prefill and RSS: side / genai, below 1 is better), and the issue's targets are
@@ -77,7 +78,7 @@ com.microsoft (contrib) ops of each model as exported and as optimized. Tokens a
 with transformers' (the fp32 sides should give the same; int4 tokens differ on random
 weights); the exit status is 1 where graphdsl fp32's differ in the first setting. Everything
 goes to ``--json`` (default benchmarks/results/generate.json; none for ``--smoke`` unless
-given). The default 3 rounds keep a full run (4 settings, 8 sides) within 12 to 18 minutes on
+given). The default 3 rounds keep a full run (4 settings, 9 sides) within 12 to 18 minutes on
 a 2-core machine, plus about a minute for the first builds in a new ``--work`` folder.
 """
 
@@ -565,6 +566,24 @@ def _load_avg() -> float:
 Rows = dict[str, dict[str, Any]]
 
 
+def evict_page_cache(path: Path) -> None:
+    """Drop the page cache of the model files at ``path`` (a folder, or a file and its
+    folder's): every side then loads cold. onnxruntime maps external data into memory, and a
+    mapped file's pages count in a process's RSS once touched; a freshly written model's
+    pages are all in the cache, so each fault maps many around it (measured: graphdsl int4's
+    128-token prefill mapped 90 MB of its embedding table hot, 7 MB cold; genai's the same
+    after reading its file once), which would charge graphdsl, exported in the same run, for
+    the cache's state rather than for its memory."""
+    folder = path if path.is_dir() else path.parent
+    for f in folder.iterdir():
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
 def run_setting(sides: list[Side], where: dict[str, Path], pythons: dict[str, str],
                 prompts: np.ndarray, args: argparse.Namespace, batch: int, threads: int,
                 logs: Path) -> tuple[Rows, dict[str, str], list[float]]:  # fmt: skip
@@ -585,6 +604,7 @@ def run_setting(sides: list[Side], where: dict[str, Path], pythons: dict[str, st
                 t0 = time.perf_counter()
                 w = Worker(pythons[side.kind], side.kind,
                            logs / f"{side.key}-b{batch}-t{threads}.log")  # fmt: skip
+                evict_page_cache(where[side.key])  # each side loads from a cold cache
                 loaded = w.ask(op="load", path=str(where[side.key]), threads=threads)
                 firsts[side.key] = _sample(w.ask(op="run", prompts=ids, new=args.new))
                 workers[side.key] = w

@@ -54,7 +54,8 @@ def _gqa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     if key not in done:
         d = int(node.inputs[3].shape[3])
         half = int(node.inputs[6].shape[1]) if len(args) == 8 else 0
-        fused = None if b.exact else _contrib(b, args, hq, hkv, d, scale, half)
+        seq_dim = node.inputs[0].shape[1]
+        fused = None if b.exact else _contrib(b, args, hq, hkv, d, scale, half, seq_dim)
         if fused is not None:  # their types, for onnx's inference (and so the RMS norm fusion)
             typed = b.memo.setdefault(TYPED, [])
             typed += zip((v.name for v in fused), (node.inputs[0], node.inputs[3],
@@ -157,7 +158,7 @@ def _standard(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float
 
 
 def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
-             node_half: int) -> tuple[V, V, V] | None:  # fmt: skip
+             node_half: int, seq_dim: object) -> tuple[V, V, V] | None:  # fmt: skip
     """One com.microsoft GroupQueryAttention node where onnxruntime has the kernel; None
     elsewhere (the standard lowering stays)."""
     dt = args[0].dtype
@@ -167,12 +168,7 @@ def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
     half = int(node_half) if rotary else 0
     if d % 8 or (rotary and (d % 16 or half % 8)):  # onnxruntime's conditions
         return None
-    i64, i32 = T.int64, T.int32
-    seq = b.node("Shape", [args[0].name], i64, start=1, end=2)
-    longest = b.node("ReduceMax", [b.cast(args[5], i64).name], i64, keepdims=1)
-    longest = b.node("Add", [longest.name, b.scalar(1, i64).name], i64)
-    total = b.node("Max", [longest.name, seq.name], i64)
-    total = b.cast(b.node("Squeeze", [total.name, b.int64s([0])], i64), i32)
+    total = _total(b, args[0], args[5], seq_dim)
     ins = [a.name for a in args[:6]] + [total.name] + [a.name for a in args[6:8]]
     name = _function(b, hq, hkv, d, scale, rotary)
     outs = [b.fresh("gqa_output"), b.fresh("gqa_present_key"), b.fresh("gqa_present_value")]
@@ -182,6 +178,25 @@ def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
     if ctx is not None:
         n.name = f"{ctx} at {getattr(b.context, 'loc', '')}/{outs[0]}"
     return V(outs[0], dt), V(outs[1], dt), V(outs[2], dt)
+
+
+# (seqlens_k's value, the queries' S) -> total_sequence_length, per export: one for the
+# layers of a decoder (each layer's queries have the same S)
+_TOTALS: WeakKeyDictionary[Builder, dict[tuple[str, str], V]] = WeakKeyDictionary()
+
+
+def _total(b: Builder, query: V, lengths: V, seq_dim: object) -> V:
+    """GroupQueryAttention's total_sequence_length, int32 (): max(max(seqlens_k) + 1, S)."""
+    memo = _TOTALS.setdefault(b, {})
+    key = (lengths.name, repr(seq_dim))
+    if key not in memo:
+        i64 = T.int64
+        seq = b.node("Shape", [query.name], i64, start=1, end=2)
+        longest = b.node("ReduceMax", [b.cast(lengths, i64).name], i64, keepdims=1)
+        longest = b.node("Add", [longest.name, b.scalar(1, i64).name], i64)
+        total = b.node("Max", [longest.name, seq.name], i64)
+        memo[key] = b.cast(b.node("Squeeze", [total.name, b.int64s([0])], i64), T.int32)
+    return memo[key]
 
 
 def _function(b: Builder, hq: int, hkv: int, d: int, scale: float, rotary: bool) -> str:
