@@ -554,3 +554,37 @@ def test_complex_operands_are_refused_with_their_types() -> None:
     x, p = _graph(x=(gd.complex64, (2, 4)), p=(F32, (4,)))
     with pytest.raises(gd.OpTypeError, match=r"complex64\[2, 4\], float32\[4\].*floating"):
         gd.ops.rms_norm(x, p)
+
+
+@cpu_only
+def test_residual_rms_norm_is_skip_simplified_layer_norm_under_exact_false() -> None:
+    """rms_norm(x + a, w) under export(exact=False) is onnxruntime's
+    SkipSimplifiedLayerNormalization, which also gives the sum x + a (read again below): the
+    sum bit for bit (the same float32 addition), the norm within rms_norm's bound. Where the
+    sum is read before the norm, or the norm has an offset, the composed lowering stays."""
+    t = gd.TensorType(gd.float32, ("b", "s", 64))
+    g = gd.Graph("residual", input_types={"x": t, "a": t, "w": gd.TensorType(gd.float32, (64,))})
+    x, a, w = g.inputs
+    total = x + a
+    g.output(gd.ops.rms_norm(total, w, 1e-6), total * 2)
+    model = export(g, exact=False)
+    fused = [n.op_type for f in model.functions for n in f.node]
+    assert fused == ["SkipSimplifiedLayerNormalization"]
+    assert "Add" not in [n.op_type for n in model.graph.node]
+    rng = np.random.default_rng(12)
+    xs = [rng.normal(size=(2, 3, 64)).astype(np.float32) * 3,
+          rng.normal(size=(2, 3, 64)).astype(np.float32),
+          rng.normal(size=64).astype(np.float32)]  # fmt: skip
+    want, got = gd.evaluate(g, xs), run(model, xs)
+    floats.assert_bits(got[1], want[1], "2 (x + a)")
+    norm = bound("rms_norm", g.outputs[0].attrs, [xs[0] + xs[1], xs[2]], want[0])
+    floats.assert_close(got[0], want[0], norm.bound, "rms_norm(x + a)")
+
+    g2 = gd.Graph("read_first", input_types={"x": t, "a": t, "w": gd.TensorType(gd.float32, (64,))})
+    x, a, w = g2.inputs
+    total = x + a
+    doubled = total * 2  # the sum read before the norm: the Add stays where it is
+    g2.output(gd.ops.rms_norm(total, w, 1e-6), doubled,
+              gd.ops.rms_norm(x + a, w, 1e-6, weight_offset=1.0))  # fmt: skip
+    assert not any(n.domain == "com.microsoft"
+                   for f in export(g2, exact=False).functions for n in f.node)  # fmt: skip

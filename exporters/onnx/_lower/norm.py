@@ -25,9 +25,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from onnx import helper
 
 from exporters.onnx._builder import NARROW, Builder, V
-from exporters.onnx._lower._common import SymbolicDims, T, register
+from exporters.onnx._lower._common import TYPED, SymbolicDims, T, register
+from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, Functions
+from exporters.onnx._lower.layers import _producer
 from exporters.onnx._types import type_name
 from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
@@ -118,8 +121,11 @@ def _rms_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         return b.cast(args[0], node.dtype)
     out = args[0].dtype
     f = _compute(out)
-    x, weight = (b.cast(a, f) for a in args)
     epsilon = _epsilon(float(node.attrs["epsilon"]), f)
+    fused = None if b.exact else _skip_norm(b, node, args, epsilon)
+    if fused is not None:
+        return fused
+    x, weight = (b.cast(a, f) for a in args)
     offset = float(node.attrs["weight_offset"])
     ms = _mean_last(b, b.elementwise("Pow", [x, b.scalar(2.0, f)]))
     rms = b.elementwise("Sqrt", [b.elementwise("Add", [ms, b.scalar(epsilon, f)])])
@@ -137,6 +143,57 @@ def _rms_norm(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         rounded = float(np.float64(offset).astype(out.np))
         weight = b.cast(b.cast(b.elementwise("Add", [weight, b.scalar(rounded, f)]), out), f)
     return b.cast(b.elementwise("Mul", [normalized, weight]), out)
+
+
+def _skip_norm(b: Builder, node: Symbol, args: list[V], epsilon: float) -> V | None:
+    """``export(exact=False)``: rms_norm(x + skip, weight) as onnxruntime's
+    SkipSimplifiedLayerNormalization (com.microsoft), which also gives the sum, where the
+    norm's input is a float32 ``add`` of two operands of its shape whose ONNX Add nothing
+    has read yet: the Add is removed and the fused node makes its value (the sum is the
+    same float32 addition, bit for bit; the norm is within rms_norm's bound, as onnxruntime's
+    SimplifiedLayerNormalization, which its optimizer fuses the composed norm into anyway).
+    None elsewhere (the composed norm stays)."""
+    src = node.inputs[0]
+    if b.target.name not in ("cpu", "cuda") or args[0].dtype is not T.float32:
+        return None
+    if float(node.attrs["weight_offset"]) or node.attrs["multiply_before_cast"]:
+        return None
+    if src.op != "add" or any(i.shape != src.shape or i.dtype is not T.float32
+                              for i in src.inputs) or args[1].dtype is not T.float32:
+        return None  # fmt: skip
+    found = _producer(b, args[0].name)
+    if found is None or found[1].op_type != "Add":
+        return None
+    at, add = found
+    if any(args[0].name in n.input for n in b.nodes[at + 1:]):
+        return None  # the sum is read already: it must stay before its readers
+    sources = list(add.input)
+    del b.nodes[at]
+    name = _skip_norm_function(b, epsilon)
+    y = b.fresh("skip_norm")
+    n = b.nodes.add()
+    n.CopyFrom(helper.make_node(name, [*sources, args[1].name], [y, args[0].name],
+                                domain=DOMAIN))  # fmt: skip
+    b.memo.setdefault(TYPED, []).append((y, node))
+    return V(y, T.float32)
+
+
+def _skip_norm_function(b: Builder, epsilon: float) -> str:
+    functions: Functions = b.memo[FUNCTIONS]
+    name = f"com.microsoft.SkipSimplifiedLayerNormalization.epsilon{epsilon!r}"
+    if any(p.name == name for p in functions.protos):
+        return name
+    fused = helper.make_node("SkipSimplifiedLayerNormalization", ["input", "skip", "gamma"],
+                             ["output", "", "", "input_skip_bias_sum"], domain="com.microsoft",
+                             epsilon=epsilon)  # fmt: skip
+    doc = ("graphdsl rms_norm(x + skip) under export(exact=False): onnxruntime's com.microsoft "
+           "SkipSimplifiedLayerNormalization, the sum bit for bit, the norm within rms_norm's "
+           "bound (exporters/onnx/_lower/norm.py)")  # fmt: skip
+    functions.protos.append(helper.make_function(
+        DOMAIN, name, ["input", "skip", "gamma"], ["output", "input_skip_bias_sum"], [fused],
+        opset_imports=[helper.make_opsetid("com.microsoft", 1)], doc_string=doc,
+    ))  # fmt: skip
+    return name
 
 
 def _group_shape(b: Builder, full: str, shape: Sequence[int | str], groups: int) -> str:
