@@ -40,10 +40,10 @@ class UnsupportedError(NotImplementedError):
 
     >>> from graphdsl.max import DType, UnsupportedError, Weight
     >>> try:
-    ...     Weight("w", DType.uint8, [4], quantization_encoding="q4_0")
+    ...     Weight("w", DType.uint8, [4], quantization_encoding="q4_k")
     ... except UnsupportedError as e:
     ...     print(isinstance(e, NotImplementedError), e)
-    True Weight 'w': quantization_encoding (...) is not supported by graphdsl; store the ...
+    True Weight 'w': quantization_encoding 'q4_k' is not supported by graphdsl (of MAX's ...
     """
 
 

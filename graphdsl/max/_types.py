@@ -350,7 +350,7 @@ class Weight:
     [array([ 10., 200.], dtype=float32)]
     """
 
-    __slots__ = ("device", "dtype", "name", "shape")
+    __slots__ = ("device", "dtype", "name", "quantization_encoding", "shape")
 
     def __init__(
         self,
@@ -361,11 +361,15 @@ class Weight:
         quantization_encoding: object = None,
         align: int | None = None,
     ) -> None:
-        if quantization_encoding is not None:
+        from graphdsl.max.quantization import QuantizationEncoding
+
+        if quantization_encoding not in (None, QuantizationEncoding.Q4_0):
             raise UnsupportedError(
-                f"Weight {name!r}: quantization_encoding (MAX's GGUF-style quantized weights) "
-                "is not supported by graphdsl; store the weight dequantized"
+                f"Weight {name!r}: quantization_encoding {quantization_encoding!r} is not "
+                "supported by graphdsl (of MAX's GGUF encodings, Q4_0 is: ops.dequantize and "
+                "ops.qmatmul read it); store the weight dequantized or as Q4_0"
             )
+        self.quantization_encoding = quantization_encoding
         self.name = name
         self.dtype = dtype_from_core(dtype) if isinstance(dtype, CoreDType) else dtype
         self.shape = Shape(shape)

@@ -132,6 +132,7 @@ from graphdsl.max._nn import (
     resize_nearest,
     rms_norm,
 )
+from graphdsl.max._quant import dequantize, qmatmul
 from graphdsl.max._shape import (
     band_part,
     broadcast_to,
@@ -199,9 +200,6 @@ MISSING: dict[str, str] = {
     "side_stream": "device streams: onnxruntime runs one stream per session",
     "custom": _KERNEL,
     "inplace_custom": _KERNEL,
-    "dequantize": "MAX's GGUF-style quantization encodings (QuantizationEncoding): not "
-    "implemented (graphdsl's own dequantize is per-tensor/per-axis affine)",
-    "qmatmul": "MAX's GGUF-style quantization encodings (QuantizationEncoding): not implemented",
     "non_maximum_suppression": "data-dependent output size (ONNX NonMaxSuppression returns "
     "another layout): not implemented yet",
 }
@@ -255,6 +253,7 @@ __all__ = [
     "conv3d",
     "cos",
     "cumsum",
+    "dequantize",
     "div",
     "elementwise",
     "equal",
@@ -299,6 +298,7 @@ __all__ = [
     "pow",
     "print",
     "prod",
+    "qmatmul",
     "random",
     "range",
     "rebind",
