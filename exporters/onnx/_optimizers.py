@@ -11,7 +11,9 @@ so every test run checks the list again. Measured on onnxruntime 1.32.
 Six are always off (:data:`ALWAYS_OFF`, with what each changes). Two change results only
 on some models, and cost where they are left out (NCHWc convolutions run the example CNN
 1.45x faster; the RMS norm fusion a Llama block 1.3% to 5%, the smaller the more), so they
-are left out only where they would: :func:`optimizers_off` reads the model. A model with
+are left out only where they would: :func:`optimizers_off` reads the model. A third,
+MatmulTransposeFusion, crashes onnxruntime on one pattern and is left out where the model
+has it. A model with
 Q/DQ nodes also gets ``session.disable_quant_qdq`` (:func:`session_config`), which turns
 the Q/DQ passes off and lets constant folding dequantize constant weights once at load;
 where those would take 1 GiB as float32, ConstantFolding is left out instead, to keep them
@@ -76,6 +78,13 @@ SOMETIMES_OFF: dict[str, str] = {
         "reference; off where a Conv's filter, once constant folding is done, holds inf or NaN "
         "(a filter computed from the weights, as a folded batch norm's, is evaluated), or is "
         "not known (in a control-flow subgraph, or its data not found)"
+    ),
+    "MatmulTransposeFusion": (
+        "makes onnxruntime crash (1.31 and 1.32: a segmentation fault while the session is "
+        "made) on MatMul(Cast(Transpose(x)), B), a float16 or float8 value transposed, widened "
+        "to float32 and multiplied (found by the fuzzer; a 3-node model reproduces it); off "
+        "where a MatMul reads a Cast of a Transpose (it fuses the other transposes into "
+        "FusedMatMul)"
     ),
     "SimplifiedLayerNormFusion": (
         "fuses x / Sqrt(ReduceMean(x ** 2) + eps) into SimplifiedLayerNormalization, whose "
@@ -160,6 +169,8 @@ def _off(
     if not _finite_conv_filters(model, flat, folder, found["Conv"]):
         off.add("NchwcTransformer")
     cuda = "CUDAExecutionProvider" in providers
+    if _casts_of_transposes_into_matmuls(flat.graph, {}):
+        off.add("MatmulTransposeFusion")
     if not _means_over_non_empty_axes(flat, found["ReduceMean"]) or not _norms_fuse_exactly(
         flat, found, cuda
     ):
@@ -169,6 +180,25 @@ def _off(
         # sums (a filter with inf or NaN): the Pad fusion would move the Pad back into the Conv
         off.add("Pad_Fusion")  # (the rule's name; its class is PadFusion)
     return frozenset(off)
+
+
+def _casts_of_transposes_into_matmuls(graph: onnx.GraphProto,
+                                      outer: dict[str, onnx.NodeProto]) -> bool:  # fmt: skip
+    """Does a MatMul (of ``graph`` or a subgraph) read a Cast of a Transpose?"""
+    producers = {**outer, **{o: n for n in graph.node for o in n.output}}
+    for node in graph.node:
+        if node.op_type == "MatMul":
+            for name in node.input:
+                cast = producers.get(name)
+                if cast is not None and cast.op_type == "Cast":
+                    source = producers.get(cast.input[0])
+                    if source is not None and source.op_type == "Transpose":
+                        return True
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else attr.graphs:
+                if _casts_of_transposes_into_matmuls(sub, producers):
+                    return True
+    return False
 
 
 def _norms_fuse_exactly(model: ModelProto, found: dict[str, list[Found]], cuda: bool) -> bool:
