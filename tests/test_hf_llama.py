@@ -68,17 +68,25 @@ def test_logits_and_greedy_tokens_match_transformers(name: str, tmp_path: Path) 
     # (two decoder layers and the head in float32 against torch's float32 kernels: the
     # suite's figure for composed layers, 1e-5 of the logits' scale, as test_hf_examples)
     floats.assert_close(logits, want, 1e-5 * (1 + np.abs(want).max()), "logits")
-    gen = Generator(onnx_model, threads=1)
-    prompts = np.random.default_rng(2).integers(1, c.vocab_size, size=(2, 7))
+    _greedy_equals_transformers(Generator(onnx_model, threads=1), hf, c, seed=2, length=7,
+                                padding=3, new=20)  # fmt: skip
+
+
+def _greedy_equals_transformers(gen: Generator, hf: Any, c: Any, seed: int, length: int,
+                                padding: int, new: int) -> None:  # fmt: skip
+    """Greedy tokens equal hf.generate's for one prompt and for a batch of two whose second
+    prompt is left-padded by ``padding``."""
+    prompts = np.random.default_rng(seed).integers(1, c.vocab_size, size=(2, length))
     mask = np.ones_like(prompts)
-    mask[1, :3] = 0
-    prompts[1, :3] = 0
+    mask[1, :padding] = 0
+    prompts[1, :padding] = 0
     for rows in ([0], [0, 1]):
-        ours = gen.generate(prompts[rows], mask[rows], max_new_tokens=20)
+        ours = gen.generate(prompts[rows], mask[rows], max_new_tokens=new)
         with torch.no_grad():
             theirs = hf.generate(torch.from_numpy(prompts[rows]),
                                  attention_mask=torch.from_numpy(mask[rows]), do_sample=False,
-                                 max_new_tokens=20, min_new_tokens=20, pad_token_id=0)  # fmt: skip
+                                 max_new_tokens=new, min_new_tokens=new,
+                                 pad_token_id=0)  # fmt: skip
         np.testing.assert_array_equal(ours, theirs.numpy())
 
 
@@ -111,14 +119,4 @@ def test_buffered_decoder_generates_transformers_tokens(name: str, exact: bool) 
     assert fused == ([] if exact else ["GroupQueryAttention", "SkipSimplifiedLayerNormalization"])
     gen = Generator(onnx_model, threads=1)
     assert gen.buffered and gen.shares is not exact
-    prompts = np.random.default_rng(3).integers(1, c.vocab_size, size=(2, 9))
-    mask = np.ones_like(prompts)
-    mask[1, :4] = 0
-    prompts[1, :4] = 0
-    for rows in ([0], [0, 1]):
-        ours = gen.generate(prompts[rows], mask[rows], max_new_tokens=16)
-        with torch.no_grad():
-            theirs = hf.generate(torch.from_numpy(prompts[rows]),
-                                 attention_mask=torch.from_numpy(mask[rows]), do_sample=False,
-                                 max_new_tokens=16, min_new_tokens=16, pad_token_id=0)  # fmt: skip
-        np.testing.assert_array_equal(ours, theirs.numpy())
+    _greedy_equals_transformers(gen, hf, c, seed=3, length=9, padding=4, new=16)
