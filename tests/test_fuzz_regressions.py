@@ -16,7 +16,7 @@ from fuzz_graphs import compare
 from onnx.reference import ReferenceEvaluator
 
 import graphdsl as gd
-from exporters.onnx import RunError
+from exporters.onnx import ExportError, RunError
 
 
 def _three_ways(g: gd.Graph, inputs: dict[str, np.ndarray]) -> dict[str, list[np.ndarray]]:
@@ -390,3 +390,24 @@ def test_integer_sum_and_vector_matmul_of_empty_rows() -> None:
               "v": np.ones(3, np.int64)}  # fmt: skip
     want = [np.zeros((0, 1, 2), np.uint32), np.uint32(0), np.zeros((0,), np.int64)]
     _assert_all(g, inputs, want)
+
+
+def test_a_dead_bool_difference_of_constants_does_not_stop_the_export() -> None:
+    """max-graph types bool - bool (as max.graph does) but nothing computes it; evaluation
+    and export refuse it where an output needs it. A dead one (built, then left out of the
+    outputs) of constants reached the export's constant folding, where numpy's refusal
+    (TypeError) stopped the export: folding now computes only the nodes the outputs need."""
+    g = gd.Graph("dead", input_types={"x": gd.TensorType(gd.float16, (2,))}, policy="max-graph")
+    (x,) = g.inputs
+    flags = gd.ops.is_inf(g.constant(np.array([1.0, np.inf], np.float16)))
+    gd.ops.sub(flags, flags)  # dead: no output reads it
+    g.output(x - x, flags)
+    xs = {"x": np.array([1.5, -2.0], np.float16)}
+    for name, got in _three_ways(g, xs).items():
+        assert got[0].tolist() == [0.0, 0.0] and got[1].tolist() == [False, True], name
+    live = gd.Graph("live", input_types={"x": gd.TensorType(gd.float16, (2,))},
+                    policy="max-graph")  # fmt: skip
+    flags = gd.ops.is_inf(live.constant(np.array([1.0, np.inf], np.float16)))
+    live.output(gd.ops.sub(flags, flags))
+    with pytest.raises(ExportError, match="cannot compute it"):
+        export(live)

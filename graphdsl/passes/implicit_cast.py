@@ -187,7 +187,10 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     # value, so a hit is what caster.cast would give)
     uses, casts = caster.uses, caster.casts
     converts_results = bool(graph.policy.op_rules)  # only op rules type results apart
-    for node in graph.nodes:
+    # folding (canonicalize) computes nodes: only those an output needs, which evaluation and
+    # export checked (check_computable); a dead one may be one max-graph types but nothing
+    # computes (bool - bool), whose fold numpy refuses (the fuzzer found it)
+    for node in graph.used() if rw.fold else graph.nodes:
         op = node.op
         if op == "input" or op == "literal":
             continue
