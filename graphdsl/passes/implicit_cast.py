@@ -32,7 +32,7 @@ from graphdsl.dtypes import DType, Kind
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension, value_names
 from graphdsl.opdef import OPS
 from graphdsl.ops._convert import cast_array
-from graphdsl.ops._define import promote
+from graphdsl.ops._define import promote, uncomputable
 from graphdsl.passes.regions import explain_regions, rewrite_regions
 from graphdsl.passes.rewrite import Rewriter
 
@@ -187,10 +187,11 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
     # value, so a hit is what caster.cast would give)
     uses, casts = caster.uses, caster.casts
     converts_results = bool(graph.policy.op_rules)  # only op rules type results apart
-    # folding (canonicalize) computes nodes: only those an output needs, which evaluation and
-    # export checked (check_computable); a dead one may be one max-graph types but nothing
-    # computes (bool - bool), whose fold numpy refuses (the fuzzer found it)
-    for node in graph.used() if rw.fold else graph.nodes:
+    # a node max-graph types but nothing computes (bool - bool) is never folded: evaluation
+    # and export refuse it where an output needs it (check_computable); a dead one of
+    # constants reached the fold, where numpy refused it (the fuzzer found it)
+    refusals = rw.fold and graph.policy.bool_arithmetic
+    for node in graph.nodes:
         op = node.op
         if op == "input" or op == "literal":
             continue
@@ -213,7 +214,9 @@ def make_casts_explicit(graph: Graph, rw: Rewriter) -> Graph:
         if "regions" in attrs:  # cond, while_loop, call: the graphs in them are rewritten too
             attrs = rewrite_regions(node, rw, make_casts_explicit)
         computed = _computed_dtype(graph, node) if converts_results else None
-        if computed is None:
+        if refusals and uncomputable(node):
+            m[id(node)] = rw.add(op, tuple(args), attrs, typ, in_dtypes, node.loc, fold=False)
+        elif computed is None:
             m[id(node)] = add(op, tuple(args), attrs, typ, in_dtypes, node.loc)
         else:  # the op computes in ``computed``; its policy converts the result (a cast)
             raw = add(op, tuple(args), attrs, TensorType(computed, typ.shape), in_dtypes,

@@ -18,7 +18,7 @@ import numpy as np
 from graphdsl._source import Location
 from graphdsl.dtypes import DType
 from graphdsl.graph import Graph, Symbol, TensorType, register_extension
-from graphdsl.ops._define import apply_op
+from graphdsl.ops._define import apply_op, uncomputable
 from graphdsl.shapes import num_elements
 
 __all__ = ["MAX_FOLDED_ELEMENTS", "TINY_FOLDED_ELEMENTS", "Rewriter", "drop_dead", "foldable"]
@@ -73,9 +73,12 @@ class Rewriter:
         typ: TensorType,
         in_dtypes: tuple[DType, ...],
         loc: Location | None,
+        fold: bool = True,
     ) -> Symbol:
-        """Add a node to the new graph (folded, or an identical earlier one, if enabled)."""
-        if self.fold and inputs and inputs[0].op == "constant" and foldable(inputs, typ):
+        """Add a node to the new graph (folded, or an identical earlier one, if enabled;
+        ``fold=False``: never folded)."""
+        if (fold and self.fold and inputs and inputs[0].op == "constant"
+                and foldable(inputs, typ)):  # fmt: skip
             value = apply_op(op, attrs, in_dtypes, typ, [a.attrs["value"] for a in inputs], {})
             op, inputs, attrs, in_dtypes = "constant", (), {"value": value}, ()
             typ = TensorType(typ.dtype, typ.shape)
@@ -127,8 +130,10 @@ class Rewriter:
         typ = node.type
         if known and typ.ambiguous:
             typ = TensorType(typ.dtype, typ.shape)
-        # attributes are never changed after a node is built, so graphs may share them
-        new = self.add(node.op, args, node.attrs, typ, node.in_dtypes, node.loc)
+        # attributes are never changed after a node is built, so graphs may share them;
+        # a node max-graph types but nothing computes is not folded (make_casts_explicit)
+        fold = not (self.fold and node.graph.policy.bool_arithmetic and uncomputable(node))
+        new = self.add(node.op, args, node.attrs, typ, node.in_dtypes, node.loc, fold)
         m[id(node)] = new
         return new
 
