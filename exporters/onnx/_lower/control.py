@@ -67,6 +67,18 @@ class Functions:
         self._names: dict[int, tuple[str, tuple[int, ...], Graph]] = {}
         self._heavy: dict[int, tuple[bool, Graph]] = {}
 
+    def contrib(self, name: str, inputs: list[str], outputs: list[str], node: NodeProto,
+                doc: str) -> str:  # fmt: skip
+        """``name``: a local function (made once) holding ``node``, one onnxruntime contrib
+        (com.microsoft) op, so that its opset import goes with it into any graph or function
+        that calls it (MatMulNBits, GroupQueryAttention, SkipSimplifiedLayerNormalization)."""
+        if not any(p.name == name for p in self.protos):
+            self.protos.append(helper.make_function(
+                DOMAIN, name, inputs, outputs, [node],
+                opset_imports=[helper.make_opsetid("com.microsoft", 1)], doc_string=doc,
+            ))  # fmt: skip
+        return name
+
     def inlined(self, graph: Graph) -> bool:
         """Whether calls of ``graph`` are lowered in place (see :data:`INLINE_CONSTANTS_FROM`)."""
         if self.inline:

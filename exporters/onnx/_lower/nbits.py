@@ -141,8 +141,6 @@ def _nbits_function(b: Builder, k: int, n: int, size: int, level: int, zero_poin
     if zero_points:
         name += ".zero_points"
         inputs.append("zero_points")
-    if any(p.name == name for p in functions.protos):
-        return name
     nbits = helper.make_node("MatMulNBits", inputs, ["Y"], domain="com.microsoft", K=k, N=n,
                              bits=4, block_size=size, accuracy_level=level)  # fmt: skip
     what = ("float32 arithmetic, within floats.dot_bound(M, K + 2) + E" if level in (0, 1)
@@ -152,8 +150,4 @@ def _nbits_function(b: Builder, k: int, n: int, size: int, level: int, zero_poin
            f"onnxruntime's com.microsoft MatMulNBits, a 4-bit [{k}, {n}] weight in blocks of "
            f"{size} along K, accuracy_level {level}: {what} of the reference "
            "(exporters/onnx/_lower/nbits.py states M, Q, E and the derivation)")  # fmt: skip
-    functions.protos.append(helper.make_function(
-        DOMAIN, name, inputs, ["Y"], [nbits],
-        opset_imports=[helper.make_opsetid("com.microsoft", 1)], doc_string=doc,
-    ))  # fmt: skip
-    return name
+    return functions.contrib(name, inputs, ["Y"], nbits, doc)

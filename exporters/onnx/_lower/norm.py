@@ -180,20 +180,15 @@ def _skip_norm(b: Builder, node: Symbol, args: list[V], epsilon: float) -> V | N
 
 def _skip_norm_function(b: Builder, epsilon: float) -> str:
     functions: Functions = b.memo[FUNCTIONS]
-    name = f"com.microsoft.SkipSimplifiedLayerNormalization.epsilon{epsilon!r}"
-    if any(p.name == name for p in functions.protos):
-        return name
     fused = helper.make_node("SkipSimplifiedLayerNormalization", ["input", "skip", "gamma"],
                              ["output", "", "", "input_skip_bias_sum"], domain="com.microsoft",
                              epsilon=epsilon)  # fmt: skip
     doc = ("graphdsl rms_norm(x + skip) under export(exact=False): onnxruntime's com.microsoft "
            "SkipSimplifiedLayerNormalization, the sum bit for bit, the norm within rms_norm's "
            "bound (exporters/onnx/_lower/norm.py)")  # fmt: skip
-    functions.protos.append(helper.make_function(
-        DOMAIN, name, ["input", "skip", "gamma"], ["output", "input_skip_bias_sum"], [fused],
-        opset_imports=[helper.make_opsetid("com.microsoft", 1)], doc_string=doc,
-    ))  # fmt: skip
-    return name
+    return functions.contrib(f"com.microsoft.SkipSimplifiedLayerNormalization.epsilon{epsilon!r}",
+                             ["input", "skip", "gamma"], ["output", "input_skip_bias_sum"],
+                             fused, doc)  # fmt: skip
 
 
 def _group_shape(b: Builder, full: str, shape: Sequence[int | str], groups: int) -> str:
