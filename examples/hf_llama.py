@@ -164,7 +164,9 @@ def build_buffered(model: LlamaForCausalLM, c: Config) -> gd.Graph:
     ``gd.ops.group_query_attention`` (onnxruntime's GroupQueryAttention under
     ``export(exact=False)``: rotary inside, past and present one buffer), rows right-padded,
     ``attention_mask`` counting each row's tokens. The modules (and weights) are the port's;
-    this is its forward with the attention, the rotary positions and the mask in that form."""
+    this is its forward with the attention, the rotary positions and the mask in that form.
+    The logits are each row's last token's only, ``(batch, 1, vocab)``, as MAX's pipelines
+    return them: the head reads one position per row, not the whole prompt."""
     kv, hd = c.num_key_value_heads, c.head_dim or c.hidden_size // c.num_attention_heads
     cache = gd.TensorType(gd.float32, ("batch", kv, "buffer", hd))
     types = {"input_ids": gd.TensorType(gd.int64, ("batch", "seq")),
@@ -175,7 +177,8 @@ def build_buffered(model: LlamaForCausalLM, c: Config) -> gd.Graph:
     cos, sin = m.rotary_emb.tables()
 
     def forward(ids: S, mask: S, *flat: S) -> tuple[S, dict[str, S]]:
-        lengths = (mask.sum(axis=1) - 1).cast(gd.int32)  # each row's tokens, minus 1
+        tokens = mask.sum(axis=1)  # each row's tokens, cached and new
+        lengths = (tokens - 1).cast(gd.int32)
         x, presents = m.embed_tokens(ids), {}
         for i, layer in enumerate(m.layers):
             a, h = layer.self_attn, layer.input_layernorm(x)
@@ -185,7 +188,8 @@ def build_buffered(model: LlamaForCausalLM, c: Config) -> gd.Graph:
                                              num_heads=a.nh, kv_num_heads=a.nkv))  # fmt: skip
             x = x + a.o_proj(y)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
-        h = m.norm(x)
+        last = gd.ops.minimum(tokens, ids.shape[1]) - 1  # each row's last new token
+        h = m.norm(gd.ops.gather_nd(x, last[:, None, None], batch_dims=1))
         return gd.ops.linear(h, m.embed_tokens.weight) if model.tied else model.lm_head(h), presents
 
     with gd.Graph("llama", input_types=types) as g:

@@ -37,6 +37,7 @@ from graphdsl._py_values import (
 )
 from graphdsl._source import Location, location_from, user_location
 from graphdsl.builtin_policies import policy
+from graphdsl.dims import Dim, StaticDim
 from graphdsl.dtypes import DType, dtype
 from graphdsl.literals import LiteralError
 from graphdsl.policies import Policy
@@ -445,9 +446,13 @@ class Graph:
         if isinstance(a, np.ndarray):
             self._check_mutable()
             return self.constant(a)
+        if isinstance(a, StaticDim):  # (a shape holds it as the int)
+            return self._literal(int(a), loc)
+        if isinstance(a, Dim):  # a symbolic size, as max.graph takes it: an int64 scalar
+            return self._apply("dim_size", (), {"dim": a})
         raise OpTypeError(
             f"{op} (at {loc}): cannot use {a!r} (of type {type(a).__name__}) as an "
-            "operand; use a Symbol, a Python scalar or a numpy array"
+            "operand; use a Symbol, a Python scalar, a Dim or a numpy array"
         )
 
     def subgraph(

@@ -296,6 +296,26 @@ def test_dim_size_is_a_dimensions_run_time_size() -> None:
         assert (got[3] == 10.0).all()
 
 
+def test_a_dimension_is_an_operand() -> None:
+    # as max.graph takes a Dim where a tensor goes: a symbolic one is its run-time size, an
+    # int64 scalar (dim_size); a static one the int a shape holds. A str is not a Dim.
+    g = gd.Graph("d", input_types={"x": gd.TensorType(gd.float32, ("b", "s", 3)),
+                                   "m": gd.TensorType(gd.int32, ("b", "t"))})  # fmt: skip
+    x, m = g.inputs
+    last = gd.ops.minimum(m.sum(axis=1), x.shape[1]) - 1
+    both = x.shape[0] * 2 + m.sum(axis=1) + StaticDim(3)
+    assert last.type == both.type == gd.TensorType(gd.int64, ("b",))
+    assert [n.op for n in g.nodes].count("dim_size") == 2
+    g.output(last, both)
+    feeds = [np.zeros((2, 4, 3), np.float32), np.array([[1, 1, 0, 0, 0], [1] * 5], np.int32)]
+    for got in (gd.evaluate(g, feeds), run(export(g), feeds)):
+        np.testing.assert_array_equal(got[0], [1, 3])
+        np.testing.assert_array_equal(got[1], [2 * 2 + 2 + 3, 2 * 2 + 5 + 3])
+    with pytest.raises(gd.OpTypeError, match=r"cannot use 's' \(of type str\) as an operand; "
+                                          r"use a Symbol, a Python scalar, a Dim"):
+        gd.ops.minimum(m, "s")
+
+
 def test_dim_size_of_a_name_no_input_has_is_refused() -> None:
     g = gd.Graph("d", input_types={"x": gd.TensorType(gd.float32, (3,))})
     with g:

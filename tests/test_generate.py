@@ -241,3 +241,22 @@ def test_buffered_decoder_gives_the_same_tokens(decoder: tuple[Any, Generator]) 
             buffered.generate(prompts, mask, max_new_tokens=12, **options),
             gen.generate(prompts, mask, max_new_tokens=12, **options))
     np.testing.assert_array_equal(buffered.generate(prompts, mask, max_new_tokens=0), prompts)
+
+
+def test_buffered_decoder_with_every_positions_logits() -> None:
+    """A buffered decoder may give every position's logits ``(batch, seq, vocab)``: the
+    Generator takes each right-padded row's last token's. A toy whose next token is the last
+    one plus 1 (mod 5), its buffer carried through: the left-padded second row's next token
+    comes from its own last token (3 + 1), not from the padding after it."""
+    cache = gd.TensorType(gd.float32, ("batch", 1, "buffer", 1))
+    g = gd.Graph("counter", input_types={
+        "input_ids": gd.TensorType(gd.int64, ("batch", "seq")),
+        "attention_mask": gd.TensorType(gd.int64, ("batch", "total")),
+        "past_key_0": cache, "past_value_0": cache})  # fmt: skip
+    ids, _, pk, pv = g.inputs
+    g.output(logits=gd.ops.one_hot((ids + 1) % 5, 5).cast(gd.float32),
+             present_key_0=pk + 0.0, present_value_0=pv + 0.0)  # fmt: skip
+    gen = Generator(g, threads=1)
+    assert gen.buffered and not gen.shares
+    got = gen.generate(np.array([[1, 2], [0, 3]]), np.array([[1, 1], [0, 1]]), max_new_tokens=3)
+    np.testing.assert_array_equal(got, [[1, 2, 3, 4, 0], [0, 3, 4, 0, 1]])

@@ -117,6 +117,18 @@ def test_buffered_decoder_generates_transformers_tokens(name: str, exact: bool) 
     fused = [n.op_type for f in onnx_model.functions for n in f.node if n.domain == "com.microsoft"]
     # (and the residual sums with the norms after them: SkipSimplifiedLayerNormalization)
     assert fused == ([] if exact else ["GroupQueryAttention", "SkipSimplifiedLayerNormalization"])
+    # the prefill's logits: each row's last token's (a row right-padded by 3), as torch's
+    ids = np.random.default_rng(4).integers(1, c.vocab_size, size=(2, 11))
+    counts = np.ones_like(ids)
+    counts[1, -3:] = 0
+    hd = c.head_dim or c.hidden_size // c.num_attention_heads
+    empty = np.zeros((2, c.num_key_value_heads, 16, hd), np.float32)
+    (logits,) = run(onnx_model, {"input_ids": ids, "attention_mask": counts} | {
+        f"past_{kv}_{i}": empty for i in range(c.num_hidden_layers) for kv in ("key", "value")})[:1]
+    with torch.no_grad():
+        want = np.stack([hf(torch.from_numpy(ids[:1])).logits.numpy()[0, -1],
+                         hf(torch.from_numpy(ids[1:, :-3])).logits.numpy()[0, -1]])[:, None]
+    floats.assert_close(logits, want, 1e-5 * (1 + np.abs(want).max()), "last logits")
     gen = Generator(onnx_model, threads=1)
     assert gen.buffered and gen.shares is not exact
     _greedy_equals_transformers(gen, hf, c, seed=3, length=9, padding=4, new=16)

@@ -20,9 +20,11 @@ no ``position_ids`` input, and ``present_key_<i>`` of the same shape as ``past_k
 ``(batch, total)`` counts each row's tokens (cached and new; its sum per row is what the
 model reads). The Generator moves each left-padded prompt's tokens to the front, makes
 buffers of the prompt's length plus ``max_new_tokens``, and takes each row's logits at its
-last token. Where the model runs onnxruntime's GroupQueryAttention (``export(exact=False)``)
-past and present are one buffer, written in place (onnxruntime-genai's
-``past_present_share_buffer``): no step copies the cache. Otherwise two buffers take turns.
+last token (a model may give only those, ``(batch, 1, vocab)``, as ``build_buffered`` and
+MAX's pipelines do: its head then reads one position per row). Where the model runs
+onnxruntime's GroupQueryAttention (``export(exact=False)``) past and present are one
+buffer, written in place (onnxruntime-genai's ``past_present_share_buffer``): no step
+copies the cache. Otherwise two buffers take turns.
 
 The presents stay onnxruntime OrtValues on the session's device (CUDA device 0 for a CUDA
 session) from step to step; only the last position's logits come to the host, where the
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx._run import RunError
@@ -241,37 +244,68 @@ class Generator:
                       size: int) -> Generator_[np.ndarray, np.ndarray, None]:  # fmt: skip
         """:meth:`_steps` for a decoder whose cache is a buffer of ``size`` positions (the
         module docstring): the prompts right-padded, past and present one buffer where the
-        model runs GroupQueryAttention (else two, taking turns)."""
+        model runs GroupQueryAttention (else two, taking turns). The bindings are made once:
+        a step binds its attention mask and, off the CPU, its token ids and logits; on the
+        CPU the ids and the logits live in arrays the OrtValues share. The logits yielded
+        may be that array: read them before sending the next tokens."""
         batch = ids.shape[0]
         front = np.argsort(mask == 0, axis=1, kind="stable")  # each row's tokens first
         ids = np.take_along_axis(ids, front, axis=1)
         lengths = mask.astype(np.bool_).sum(axis=1).astype(np.int64)  # tokens per row
         shape = (batch, self.kv_heads, size, self.head_dim)
+        kind, index = self._device
+        on_cpu = kind == "cpu"
 
-        def buffers() -> list[Any]:  # (each its own memory: a CPU OrtValue wraps its array)
-            return [self.session.ortvalue(np.zeros(shape, self.cache_dtype))
-                    for _ in range(2 * self.layers)]  # fmt: skip
+        def on_device(array: np.ndarray) -> Any:  # (on the CPU: shares the array's memory)
+            return ort.OrtValue.ortvalue_from_numpy(array, kind, index)
+
+        def buffers() -> list[Any]:  # (each its own memory)
+            return [on_device(np.zeros(shape, self.cache_dtype)) for _ in range(2 * self.layers)]
 
         past = buffers()
         present = past if self.shares else buffers()
         names = [f"{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")]
-        kind, index = self._device
-        width = ids.shape[1]
-        while True:
-            binding = self.session.inference_session.io_binding()
-            counts = (np.arange(width)[None] < lengths[:, None]).astype(np.int64)
-            binding.bind_ortvalue_input("input_ids", self.session.ortvalue(ids))
-            binding.bind_ortvalue_input("attention_mask", self.session.ortvalue(counts))
-            binding.bind_output("logits", kind, index)  # (first: get_outputs()[0])
+
+        def binding(past: list[Any], present: list[Any]) -> Any:
+            b = self.session.inference_session.io_binding()
+            b.bind_output("logits", kind, index)  # (first: get_outputs()[0])
             for name, p, q in zip(names, past, present, strict=True):
-                binding.bind_ortvalue_input(f"past_{name}", p)
-                binding.bind_ortvalue_output(f"present_{name}", q)
-            self.session.run_binding(binding)
-            logits = binding.get_outputs()[0].numpy()
-            last = np.minimum(lengths, ids.shape[1]) - 1 if ids.shape[1] > 1 else 0 * lengths
-            token = yield logits[np.arange(batch), last]
-            past, present = present, past
-            ids, lengths, width = token[:, None], lengths + 1, int(lengths.max()) + 1
+                b.bind_ortvalue_input(f"past_{name}", p)
+                b.bind_ortvalue_output(f"present_{name}", q)
+            return b
+
+        # one binding, or two taking turns (the second reads what the first wrote)
+        turns = [binding(past, present)] + ([] if self.shares else [binding(present, past)])
+        b = turns[0]
+        b.bind_ortvalue_input("input_ids", on_device(np.ascontiguousarray(ids)))
+        b.bind_ortvalue_input("attention_mask", on_device(
+            (np.arange(ids.shape[1])[None] < lengths[:, None]).astype(np.int64)))
+        self.session.run_binding(b)
+        logits = b.get_outputs()[0].numpy()
+        # each row's last token (a model may give the last token's logits only: seq 1)
+        last = np.minimum(lengths, ids.shape[1]) - 1 if logits.shape[1] > 1 else 0 * lengths
+        token = yield logits[np.arange(batch), last]
+        step_ids = np.empty((batch, 1), np.int64)
+        ids_value = on_device(step_ids)
+        out = np.empty((batch, 1, logits.shape[-1]), logits.dtype)
+        out_value = on_device(out) if on_cpu else None
+        for b in turns:
+            b.bind_ortvalue_input("input_ids", ids_value)
+            if out_value is not None:
+                b.bind_ortvalue_output("logits", out_value)
+        step = 1  # (the prefill ran turns[0])
+        while True:
+            lengths = lengths + 1
+            step_ids[:, 0] = token
+            if not on_cpu:
+                ids_value.update_inplace(step_ids)
+            b = turns[step % len(turns)]
+            b.bind_ortvalue_input("attention_mask", on_device(
+                (np.arange(int(lengths.max()))[None] < lengths[:, None]).astype(np.int64)))
+            self.session.run_binding(b)
+            logits = out if on_cpu else b.get_outputs()[0].numpy()
+            token = yield logits[:, 0]
+            step += 1
 
     def _step(self, ids: np.ndarray, mask: np.ndarray, positions: np.ndarray,
               cache: list[Any]) -> tuple[np.ndarray, list[Any]]:  # fmt: skip
