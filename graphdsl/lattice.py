@@ -34,15 +34,53 @@ common upper bounds (max.graph's promotion is such an order):
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeAlias
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from graphdsl.dtypes import DType, Kind
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["Lattice", "LatticeError", "Node", "Weak", "node_name"]
+
+
+def _nx() -> Any:
+    import networkx
+
+    return networkx
+
+
+def _topological(parents: Mapping[Node, Sequence[Node]]) -> list[Node] | None:
+    """The nodes (keys and parents, first seen first) in networkx's topological order of the
+    child -> parent edges (its ``topological_generations``, one generation after another);
+    None if there is a cycle. The promotion lattices are made when graphdsl is imported:
+    this keeps networkx (17 MB) out of a process that only runs a model."""
+    succ: dict[Node, list[Node]] = {}
+    for child, ps in parents.items():
+        succ.setdefault(child, [])
+        for p in ps:
+            succ.setdefault(p, [])
+            if p not in succ[child]:
+                succ[child].append(p)
+    indegree = dict.fromkeys(succ, 0)
+    for ps in succ.values():
+        for p in ps:
+            indegree[p] += 1
+    generation = [n for n, d in indegree.items() if d == 0]
+    order: list[Node] = []
+    while generation:
+        order += generation
+        after = []
+        for n in generation:
+            for p in succ[n]:
+                indegree[p] -= 1
+                if indegree[p] == 0:
+                    after.append(p)
+        generation = after
+    return order if len(order) == len(succ) else None
 
 
 class Weak(enum.Enum):
@@ -137,21 +175,16 @@ class Lattice:
         self.partial = partial or comparable_only
         self.comparable_only = comparable_only
         self.parents: dict[Node, tuple[Node, ...]] = {k: tuple(v) for k, v in parents.items()}
-        graph = nx.DiGraph()
-        for child, ps in self.parents.items():
-            graph.add_node(child)
-            for p in ps:
-                graph.add_edge(child, p)
-        self.graph = graph
-        if not nx.is_directed_acyclic_graph(graph):
-            edges = nx.find_cycle(graph)
+        order = _topological(self.parents)
+        if order is None:
+            edges = _nx().find_cycle(self.graph)
             cycle = " -> ".join(node_name(n) for n in [*(a for a, _ in edges), edges[0][0]])
             raise LatticeError(f"lattice {name!r} has a cycle: {cycle}")
-        order = list(nx.topological_sort(graph))
         self.nodes: tuple[Node, ...] = tuple(order)
-        self._upper: dict[Node, frozenset[Node]] = {
-            n: frozenset(nx.descendants(graph, n)) | {n} for n in order
-        }
+        upper: dict[Node, frozenset[Node]] = {}
+        for n in reversed(order):  # (a node's parents come after it)
+            upper[n] = frozenset({n}).union(*(upper[p] for p in self.parents.get(n, ())))
+        self._upper = {n: upper[n] for n in order}
         self.chosen: dict[tuple[Node, Node], Node] = self._check_chosen(joins or {})
         self._join: dict[tuple[Node, Node], Node | None] = {}
         for a, b in itertools.combinations_with_replacement(order, 2):
@@ -159,6 +192,17 @@ class Lattice:
             if j is None:
                 j = self._larger(a, b) if comparable_only else self._least_upper_bound(a, b)
             self._join[a, b] = self._join[b, a] = j
+
+    @functools.cached_property
+    def graph(self) -> nx.DiGraph:
+        """The lattice as a networkx DiGraph, edges from a type to its promotions (made
+        when first asked for: networkx is imported only for paths, plots and cycles)."""
+        graph = _nx().DiGraph()
+        for child, ps in self.parents.items():
+            graph.add_node(child)
+            for p in ps:
+                graph.add_edge(child, p)
+        return graph
 
     def _larger(self, a: Node, b: Node) -> Node | None:
         if b in self._upper[a]:
@@ -250,7 +294,7 @@ class Lattice:
 
     def path(self, a: Node, b: Node) -> list[Node]:
         """A shortest chain of edges from ``a`` up to ``b`` (``[a]`` when equal)."""
-        return list(nx.shortest_path(self.graph, a, b))
+        return list(_nx().shortest_path(self.graph, a, b))
 
     def dtypes(self) -> list[DType]:
         """The concrete dtypes the lattice covers, in a stable table order."""

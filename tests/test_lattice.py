@@ -3,17 +3,59 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
+import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphdsl as gd
 from graphdsl import DType as T
-from graphdsl.lattice import Weak
+from graphdsl import builtin_policies, lattices
+from graphdsl.lattice import Lattice, Weak, _topological
 
 
 def test_cycle_is_rejected_and_named() -> None:
     with pytest.raises(gd.LatticeError, match="has a cycle: int8 -> int16 -> int8"):
         gd.Lattice("loop", {T.int8: [T.int16], T.int16: [T.int8]})
+
+
+def _agrees_with_networkx(parents: dict) -> None:
+    graph = nx.DiGraph()
+    for child, ps in parents.items():
+        graph.add_node(child)
+        graph.add_edges_from((child, p) for p in ps)
+    order = _topological(parents)
+    if not nx.is_directed_acyclic_graph(graph):
+        assert order is None
+        return
+    assert order == list(nx.topological_sort(graph))
+
+
+def test_order_and_upper_bounds_are_networkxs() -> None:
+    # the lattices are made without networkx (kept out of a process that only runs a model):
+    # their node order is networkx's topological_sort, their upper bounds its descendants
+    made = [p.lattice for p in builtin_policies._POLICIES.values()]
+    made += [v for v in vars(lattices).values() if isinstance(v, Lattice)]
+    for lat in made:
+        assert list(nx.topological_sort(lat.graph)) == list(lat.nodes), lat.name
+        for n in lat.nodes:
+            assert lat.upper_bounds(n) == frozenset(nx.descendants(lat.graph, n)) | {n}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.integers(0, 9), st.lists(st.integers(0, 9), max_size=4), max_size=10))
+def test_topological_order_is_networkxs_on_any_graph(parents: dict[int, list[int]]) -> None:
+    _agrees_with_networkx(parents)  # (cycles included: None where networkx finds one)
+
+
+def test_importing_graphdsl_and_its_exporter_leaves_networkx_out() -> None:
+    code = "import sys, graphdsl, exporters.onnx; print('networkx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.strip() == "False"
 
 
 def test_two_minimal_upper_bounds_name_the_pair_and_the_bounds() -> None:

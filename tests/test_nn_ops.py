@@ -50,6 +50,39 @@ def test_linear_is_within_its_bound() -> None:
     floats.assert_close(want, ref, floats.dot_bound(s, 17, np.float32, want, ref, np.float64))
 
 
+def test_linear_under_exact_false_is_fused_matmul() -> None:
+    # export(exact=False) on the CPU: onnxruntime's FusedMatMul(transB=1) reads the (out, in)
+    # weight as stored (no Transpose for onnxruntime to fold into a copy per weight), within
+    # linear's bound of the reference: for a weight, a computed weight, with and without a
+    # bias, one row and many, 1 and 2 threads; bit for bit where the sums are exact (small
+    # integers). (Measured: MatMul of the Transpose's bits, on onnxruntime 1.31 and 1.32.)
+    g = gd.Graph("lin", input_types={"x": gd.TensorType(gd.float32, ("b", "s", 64)),
+                                     "w": gd.TensorType(gd.float32, (48, 64))})  # fmt: skip
+    x, w = g.inputs
+    const = RNG.normal(size=(300, 64)).astype(np.float32)
+    bias = RNG.normal(size=48).astype(np.float32)
+    g.output(gd.ops.linear(x, const), gd.ops.linear(x, w, bias), gd.ops.linear(x, w))
+    fast = export(g, exact=False)
+    calls = [n.op_type for n in fast.graph.node if n.op_type.startswith("com.microsoft")]
+    assert calls == ["com.microsoft.FusedMatMul.transB"] * 3
+    assert [n.op_type for n in fast.functions[0].node] == ["FusedMatMul"]
+    assert "Transpose" not in {n.op_type for n in fast.graph.node}
+    for rows, small in ((1, False), (37, False), (5, True)):
+        make = ((lambda shape: RNG.integers(-8, 9, size=shape).astype(np.float32)) if small
+                else (lambda shape: RNG.normal(size=shape).astype(np.float32)))  # fmt: skip
+        feeds = [make((2, rows, 64)), make((48, 64))]
+        want = gd.evaluate(g, feeds)
+        with np.errstate(all="ignore"):
+            s = np.abs(feeds[0].astype(np.float64)) @ np.abs(feeds[1].T) + np.abs(bias)
+        for threads in (1, 2):
+            got = run(fast, feeds, threads=threads)
+            floats.assert_matmul(got[0], want[0], feeds[0], const.T, "FusedMatMul, a weight")
+            floats.assert_matmul(got[2], want[2], feeds[0], feeds[1].T, "FusedMatMul, an input")
+            floats.assert_close(got[1], want[1],
+                                floats.dot_bound(s, 65, np.float32, got[1], want[1]),
+                                "FusedMatMul and the bias")  # fmt: skip
+
+
 def _conv_bn(last: bool) -> gd.Graph:
     shape = ("n", 6, 6, 3) if last else ("n", 3, 6, 6)
     g = gd.Graph("conv_bn", input_types={"x": gd.TensorType(gd.float32, shape)})
