@@ -282,7 +282,8 @@ class Symbol:
         return self.graph._apply("bitwise_not", (self,), {}, _getframe(1))
 
 
-Operand = Symbol | Scalar | np.ndarray | np.generic
+# (a Dim: a dimension of a shape, as its size; a str that is not a Dim is refused)
+Operand = Symbol | Scalar | np.ndarray | np.generic | Dim
 
 
 def _swap(rank: int, dim_1: int, dim_2: int) -> tuple[int, ...]:

@@ -371,7 +371,7 @@ CATALOGUE: list[BadInput] = [
     BadInput("arithmetic-on-bool", "bool + bool", _binary(_T.bool, _T.bool, None),
              gd.OpTypeError, ("add", "bool", "logical_*", "cast to an integer dtype")),
     BadInput("string-operand", 'x + "1"', _binary(_T.float32, None, "1"), gd.OpTypeError,
-             ("cannot use '1' (of type str)", "a Symbol, a Python scalar or a numpy array")),
+             ("cannot use '1' (of type str)", "a Symbol, a Python scalar, a Dim or a numpy array")),
     BadInput("no-symbol-operand", "gd.ops.add(1, 2): no graph to build in",
              lambda: gd.ops.add(1, 2), gd.OpTypeError,
              ("no operand is a Symbol", "g.constant(...) or g.scalar(...)")),
