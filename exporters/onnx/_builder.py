@@ -465,6 +465,10 @@ class Builder:
                           dt)  # fmt: skip
 
 
+# tensors of 1 MiB and more start at multiples of 64 KiB in the data file (ExternalData.align)
+ALIGN, ALIGN_ABOVE = 1 << 16, 1 << 20
+
+
 class ExternalData:
     """Writes large constants straight to a data file (protobuf stops at 2 GiB).
 
@@ -480,11 +484,20 @@ class ExternalData:
         # files tensors are copied from (exporters/onnx/_weights.py), each opened once
         self.sources: dict[str, BinaryIO] = {}
 
+    def align(self, nbytes: int) -> None:
+        """Pad the file so that a tensor of ``nbytes`` (1 MiB or more) starts at a multiple of
+        64 KiB, as onnx's save_model aligns them, so that onnxruntime can map it."""
+        if nbytes >= ALIGN_ABOVE and self.offset % ALIGN:
+            pad = ALIGN - self.offset % ALIGN
+            self.file.write(b"\0" * pad)
+            self.offset += pad
+
     def tensor(self, arr: np.ndarray, dt: DType, name: str) -> TensorProto:
         if dt in NARROW:
             data = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
         else:
             data = np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))
+        self.align(data.nbytes)
         t = TensorProto()
         t.name = name
         t.data_type = onnx_type(dt)

@@ -19,7 +19,7 @@ from exporters.onnx._builder import Builder, ExportError, ExternalData, V
 from exporters.onnx._carried import CARRIED_KEY, CARRIER
 from exporters.onnx._files import ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
-from exporters.onnx._lower._common import TYPED
+from exporters.onnx._lower._common import TYPED, WEIGHTS
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
 from exporters.onnx._lower.nbits import NBITS_ACCURACY_LEVELS
 from exporters.onnx._placement import CpuFallbackWarning, cpu_nodes
@@ -213,6 +213,7 @@ def _export(
     local = b.memo[FUNCTIONS] = Functions(opset, inline=not functions)
     declared = declared_weights(graph)
     bound = bind_weights(graph, declared, weights)
+    b.memo[WEIGHTS] = bound  # (peepholes read weights' data: exporters/onnx/_lower/gqa.py)
     # ONNX names the graph takes (inputs, weights) that fresh() could make ('name_12'): it
     # makes another name instead (an empty set spares every fresh name the lookup)
     taken = (*declared, *(s.attrs["name"] for s in lowered.inputs))

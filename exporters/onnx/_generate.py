@@ -18,13 +18,13 @@ models do (``examples/hf_llama.py``'s ``build_buffered``, on ``gd.ops.group_quer
 no ``position_ids`` input, and ``present_key_<i>`` of the same shape as ``past_key_<i>``
 ``(batch, kv_heads, buffer, head_dim)``. Its rows are right-padded: ``attention_mask``
 ``(batch, buffer)`` is 1 at each of a row's tokens (cached and new), then 0; its sum per
-row is what the model reads. The Generator moves each left-padded prompt's tokens to the front, makes
-buffers of the prompt's length plus ``max_new_tokens``, and takes each row's logits at its
-last token (a model may give only those, ``(batch, 1, vocab)``, as ``build_buffered`` and
-MAX's pipelines do: its head then reads one position per row). Where the model runs
-onnxruntime's GroupQueryAttention (``export(exact=False)``) past and present are one
-buffer, written in place (onnxruntime-genai's ``past_present_share_buffer``): no step
-copies the cache. Otherwise two buffers take turns.
+row is what the model reads. The Generator moves each left-padded prompt's tokens to the
+front, makes buffers of the prompt's length plus ``max_new_tokens``, and takes each row's
+logits at its last token (a model may give only those, ``(batch, 1, vocab)``, as
+``build_buffered`` and MAX's pipelines do: its head then reads one position per row). Where
+the model runs onnxruntime's GroupQueryAttention (``export(exact=False)``) past and present
+are one buffer, written in place (onnxruntime-genai's ``past_present_share_buffer``): no
+step copies the cache. Otherwise two buffers take turns.
 
 The presents stay onnxruntime OrtValues on the session's device (CUDA device 0 for a CUDA
 session) from step to step; only the last position's logits come to the host, where the

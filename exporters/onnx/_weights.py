@@ -17,7 +17,15 @@ from typing import Any
 
 from onnx import TensorProto
 
-from exporters.onnx._builder import Builder, ExportError, ExternalData, V, _tensor
+from exporters.onnx._builder import (
+    ALIGN,
+    ALIGN_ABOVE,
+    Builder,
+    ExportError,
+    ExternalData,
+    V,
+    _tensor,
+)
 from exporters.onnx._types import onnx_type
 from graphdsl.graph import Graph, Symbol
 from graphdsl.types import TensorType
@@ -25,9 +33,6 @@ from graphdsl.weights import WeightError, Weights, as_weights, check_weights
 
 __all__ = ["ALIGN", "ALIGN_ABOVE", "bind", "lower_weight"]
 
-# weights of 1 MiB and more start at multiples of 64 KiB in the data file, as onnx's own
-# save_model aligns them, so that onnxruntime can memory-map them when it loads the model
-ALIGN, ALIGN_ABOVE = 1 << 16, 1 << 20
 _CHUNK = 1 << 22  # the copy loop's buffer where copy_file_range is not available
 
 
@@ -65,34 +70,18 @@ def lower_weight(b: Builder, node: Symbol, weights: Weights) -> V:
     else:
         raw = weights.raw(name)
         if raw is None:
-            _align(ext, weights.info(name).itemsize * _size(node))
-            t = ext.tensor(weights.array(name, dt), dt, name)
+            t = ext.tensor(weights.array(name, dt), dt, name)  # (aligned)
         else:
             t = _copied(ext, name, dt, node, *raw)
     b.initializers.append(t)
     return V(name, dt)
 
 
-def _size(node: Symbol) -> int:
-    n = 1
-    for d in node.shape:
-        n *= int(d)
-    return n
-
-
-def _align(ext: ExternalData, nbytes: int) -> None:
-    """Pad the data file so that a large tensor starts at a multiple of ALIGN."""
-    if nbytes >= ALIGN_ABOVE and ext.offset % ALIGN:
-        pad = ALIGN - ext.offset % ALIGN
-        ext.file.write(b"\0" * pad)
-        ext.offset += pad
-
-
 def _copied(
     ext: ExternalData, name: str, dt: Any, node: Symbol, path: str, offset: int, length: int
 ) -> TensorProto:
     """A tensor whose bytes are copied from ``path`` into the data file, file to file."""
-    _align(ext, length)
+    ext.align(length)
     ext.file.flush()  # what was written through the buffer lies before the copied bytes
     out = ext.file.fileno()
     src = ext.sources.get(path)

@@ -16,13 +16,15 @@ from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 from graphdsl.shapes import dim_repr, dim_terms, render_dim
 
-__all__ = ["LOWER", "TYPED", "Lowering", "SymbolicDims", "T", "half_matmul", "register",
+__all__ = ["LOWER", "TYPED", "WEIGHTS", "Lowering", "SymbolicDims", "T", "half_matmul", "register",
            "simple"]
 
 # b.memo[TYPED]: (value name, the Symbol whose type it has) for values made by ops onnx's
 # shape inference does not know (onnxruntime's contrib ops): export() declares their types
 # (value_info), so that inference reaches what follows them (exporters/onnx/_optimizers.py)
 TYPED = ("typed",)
+# b.memo[WEIGHTS]: the export's bound Weights (None without), for lowerings that read data
+WEIGHTS = ("weights",)
 
 T = DType
 Lowering = Callable[[Builder, Symbol, list[V], "SymbolicDims"], V]

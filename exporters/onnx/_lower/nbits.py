@@ -50,9 +50,11 @@ from onnx import helper
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import TYPED, T
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, Functions
+from graphdsl.dtypes import DType
 from graphdsl.graph import Symbol
 
-__all__ = ["FOUR_BIT", "NBITS_ACCURACY_LEVELS", "NBITS_BLOCK_SIZES", "matmul_nbits"]
+__all__ = ["FOUR_BIT", "NBITS_ACCURACY_LEVELS", "NBITS_BLOCK_SIZES", "matmul_nbits",
+           "nbits_product"]
 
 FOUR_BIT = (T.int4, T.uint4)
 NBITS_BLOCK_SIZES = (16, 32, 64, 128, 256)
@@ -98,7 +100,20 @@ def matmul_nbits(
             "quantize the weight in blocks of one of those (gd.ops.quantize_weights(w, "
             "block_size=32)), or export with exact=True (DequantizeLinear + MatMul)",
         )
-    k, n = (int(v) for v in node.inputs[1].shape)
+    scale_value = _constant(node, 2)
+    value = scale if scale_value is None else scale_value
+    out = nbits_product(b, x, q, zp, value, d, size, scale.dtype)
+    if out.dtype is node.dtype:  # its type, for onnx's inference (exporters/onnx/_export.py)
+        b.memo.setdefault(TYPED, []).append((out.name, node))
+    return out
+
+
+def nbits_product(b: Builder, x: V, q: np.ndarray, zp: np.ndarray | None,
+                  scale: V | np.ndarray, d: DType, size: int, scale_dtype: DType) -> V:  # fmt: skip
+    """x @ ((q - zp) * scale) as one MatMulNBits call: ``q`` the [K, N] codes of ``d`` (int4
+    or uint4), ``zp`` None or its [n_blocks, N] (or flat) zero points, ``scale`` the
+    [n_blocks, N] scales of ``scale_dtype`` (a value, or the data of a constant)."""
+    k, n = (int(v) for v in q.shape)
     blocks = -(-k // size)
     offset = 8 if d is T.int4 else 0  # MatMulNBits' codes are unsigned: int4's plus 8
     codes = q.astype(np.int16) + offset  # [K, N]
@@ -110,23 +125,20 @@ def matmul_nbits(
     padded[k:] = 8 if zcodes is None else zcodes[-1]  # (the last block's padding: zeros)
     weight = _packed(padded.T.reshape(n, blocks, size))  # [N, n_blocks, block_size / 2]
     ins = [x.name, b.const(weight, T.uint8, "nbits_weight").name,
-           _nbits_scales(b, node, scale, blocks, n).name]  # fmt: skip
+           _nbits_scales(b, scale, scale_dtype, blocks, n).name]  # fmt: skip
     if zcodes is not None:
         ins.append(b.const(_packed(zcodes.T).reshape(-1), T.uint8, "nbits_zero_points").name)
     name = _nbits_function(b, k, n, size, b.accuracy_level, zcodes is not None)
     out = b.node(name, ins, x.dtype, "matmul_nbits")
     b.nodes[-1].domain = DOMAIN
-    if out.dtype is node.dtype:  # its type, for onnx's inference (exporters/onnx/_export.py)
-        b.memo.setdefault(TYPED, []).append((out.name, node))
     return out
 
 
-def _nbits_scales(b: Builder, node: Symbol, scale: V, blocks: int, n: int) -> V:
+def _nbits_scales(b: Builder, scale: V | np.ndarray, dt: DType, blocks: int, n: int) -> V:
     """The [n_blocks, N] scale as MatMulNBits takes it: [N * n_blocks], N major."""
-    value = _constant(node, 2)
-    if value is not None:
-        flat = np.ascontiguousarray(value.reshape(blocks, n).T).reshape(-1)
-        return b.const(flat, scale.dtype, "nbits_scales")
+    if isinstance(scale, np.ndarray):
+        flat = np.ascontiguousarray(scale.reshape(blocks, n).T).reshape(-1)
+        return b.const(flat, dt, "nbits_scales")
     t = b.node("Transpose", [scale.name], scale.dtype, perm=[1, 0])
     return b.node("Reshape", [t.name, b.int64s([-1])], scale.dtype)
 
