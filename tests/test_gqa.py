@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import floats
+import ml_dtypes
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -257,3 +258,64 @@ def test_reference_refuses_a_row_past_the_buffer() -> None:
     feeds = _feeds(1, [9, 3], 8, rot=None)  # 9 tokens in a buffer of 8
     with pytest.raises(ShapeError, match="row 0 holds seqlens_k \\+ 1 = 9 tokens"):
         gd.evaluate(g, feeds)
+
+
+def _projected(kind: str, read_q: bool = False, bias: bool = False) -> gd.Graph:
+    """q, k and v as products of one input x (b, s, 16) by three constant weights (float32
+    ``linear``, or ``qmatmul`` of int4 weights in blocks of 16 with scale 1), the buffers,
+    seqlens_k and the tables; ``read_q``: q is an output too."""
+    g = gd.Graph("proj", input_types={
+        "x": gd.TensorType(gd.float32, ("b", "s", 16)),
+        "pk": gd.TensorType(gd.float32, ("b", HKV, "buffer", D)),
+        "pv": gd.TensorType(gd.float32, ("b", HKV, "buffer", D)),
+        "lengths": gd.TensorType(gd.int32, ("b",)),
+        "cos": gd.TensorType(gd.float32, (32, D // 2)),
+        "sin": gd.TensorType(gd.float32, (32, D // 2))})  # fmt: skip
+    x, *rest = g.inputs
+    products = []
+    for i, n in enumerate((HQ * D, HKV * D, HKV * D)):
+        w = np.random.default_rng(i).integers(-2, 3, size=(n, 16)).astype(np.float32)
+        if kind == "linear":
+            b = np.ones(n, np.float32) if bias else None
+            products.append(gd.ops.linear(x, w, None if b is None else g.constant(b)))
+        else:
+            q = w.T.astype(ml_dtypes.int4)  # [K, N], exact: scale 1, no zero point
+            products.append(gd.ops.qmatmul(x, q, np.ones((1, n), np.float32), axis=0,
+                                           block_size=16))  # fmt: skip
+    out = gd.ops.group_query_attention(*products, *rest, num_heads=HQ, kv_num_heads=HKV)
+    g.output(*out, *products[:1] if read_q else ())
+    return g
+
+
+@pytest.mark.parametrize("kind", ["linear", "qmatmul"])
+def test_contrib_packs_q_k_v_of_one_input(kind: str) -> None:
+    """Under exact=False, q, k and v made from one input by three constant weights are one
+    product (FusedMatMul or MatMulNBits, the weights concatenated along N) and
+    GroupQueryAttention's packed query, as onnxruntime-genai's models: the results are the
+    reference's within the contract's bounds (the products exact here: small integers).
+    Not packed where something else reads q, or where a linear has a bias."""
+    g = _projected(kind)
+    model = export(g, exact=False)
+    calls = [n for n in model.graph.node if n.op_type.startswith("com.microsoft")]
+    product = "FusedMatMul" if kind == "linear" else "MatMulNBits"
+    assert [c.op_type.split(".")[2] for c in calls] == [product, "GroupQueryAttention"]
+    assert list(calls[1].input[:3]) == [calls[0].output[0], "", ""]
+    for s, lengths, buffer in STEPS:
+        x = RNG.integers(-3, 4, size=(len(lengths), s, 16)).astype(np.float32)
+        feeds = [x, *_feeds(s, lengths, buffer)[3:]]
+        want = gd.evaluate(g, feeds)
+        got = run(model, feeds)
+        n = np.array(lengths)
+        cached = np.maximum(n - s, 0)
+        tokens = np.arange(s)[None] < (n - cached)[:, None]
+        q = x @ np.random.default_rng(0).integers(-2, 3, size=(HQ * D, 16)).T
+        floats.assert_close(got[0][tokens], want[0][tokens],
+                            _bound([q], want[0], want[1], want[2])[tokens], "output")
+        written = np.arange(buffer)[None] < (cached + s)[:, None]
+        floats.assert_bits(got[2].transpose(0, 2, 1, 3)[written],
+                           want[2].transpose(0, 2, 1, 3)[written], "present values")
+    for other in (_projected(kind, read_q=True), *([_projected(kind, bias=True)]
+                                                   if kind == "linear" else [])):  # fmt: skip
+        calls = [n for n in export(other, exact=False).graph.node
+                 if n.op_type.startswith("com.microsoft")]  # fmt: skip
+        assert [c.op_type.split(".")[2] for c in calls] == [product] * 3 + ["GroupQueryAttention"]

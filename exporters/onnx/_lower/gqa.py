@@ -24,19 +24,23 @@ scaled_dot_product_attention's bound of the reference on the rotated inputs. Wha
 contract leaves to onnxruntime (graphdsl/ops/gqa.py): a prompt's padding tokens' outputs,
 and the buffer positions at or past ``p_b + S`` when the present is not the past's memory
 (zeroed). onnxruntime refuses S > 1 new tokens on a cached batch of more than one row.
+Where q, k and v are products of one value by three constant weights, they become one
+product and the packed query (``_packed_qkv``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from weakref import WeakKeyDictionary
 
 import numpy as np
 from onnx import helper
 
 from exporters.onnx._builder import Builder, V
-from exporters.onnx._lower._common import TYPED, SymbolicDims, T, register
+from exporters.onnx._lower._common import TYPED, WEIGHTS, SymbolicDims, T, register
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, Functions
-from exporters.onnx._lower.layers import _compute, _softmax_last
+from exporters.onnx._lower.layers import _compute, _producer, _softmax_last, fused_matmul
+from exporters.onnx._lower.nbits import FOUR_BIT, NBITS_BLOCK_SIZES, _constant, nbits_product
 from graphdsl.graph import Symbol
 
 __all__: list[str] = []
@@ -56,7 +60,7 @@ def _gqa(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
         d = int(node.inputs[3].shape[3])
         half = int(node.inputs[6].shape[1]) if len(args) == 8 else 0
         seq_dim = node.inputs[0].shape[1]
-        fused = None if b.exact else _contrib(b, args, hq, hkv, d, scale, half, seq_dim)
+        fused = None if b.exact else _contrib(b, node, args, hq, hkv, d, scale, half, seq_dim)
         if fused is not None:  # their types, for onnx's inference (and so the RMS norm fusion)
             typed = b.memo.setdefault(TYPED, [])
             typed += zip((v.name for v in fused), (node.inputs[0], node.inputs[3],
@@ -158,7 +162,7 @@ def _standard(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float
 # ---------------------------------------------------------------------------- contrib
 
 
-def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
+def _contrib(b: Builder, node: Symbol, args: list[V], hq: int, hkv: int, d: int, scale: float,
              half: int, seq_dim: object) -> tuple[V, V, V] | None:  # fmt: skip
     """One com.microsoft GroupQueryAttention node where onnxruntime has the kernel; None
     elsewhere (the standard lowering stays)."""
@@ -168,8 +172,10 @@ def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
         return None
     if d % 8 or (rotary and (d % 16 or half % 8)):  # onnxruntime's conditions
         return None
-    total = _total(b, args[0], args[5], seq_dim)
-    ins = [a.name for a in args[:6]] + [total.name] + [a.name for a in args[6:8]]
+    packed = _packed_qkv(b, node, args)  # (first: nothing may read q, k or v yet)
+    total = _total(b, args[0] if packed is None else packed, args[5], seq_dim)
+    qkv = [a.name for a in args[:3]] if packed is None else [packed.name, "", ""]
+    ins = qkv + [a.name for a in args[3:6]] + [total.name] + [a.name for a in args[6:8]]
     name = _function(b, hq, hkv, d, scale, rotary)
     outs = [b.fresh("gqa_output"), b.fresh("gqa_present_key"), b.fresh("gqa_present_value")]
     n = b.nodes.add()
@@ -178,6 +184,94 @@ def _contrib(b: Builder, args: list[V], hq: int, hkv: int, d: int, scale: float,
     if ctx is not None:
         n.name = f"{ctx} at {getattr(b.context, 'loc', '')}/{outs[0]}"
     return V(outs[0], dt), V(outs[1], dt), V(outs[2], dt)
+
+
+def _packed_qkv(b: Builder, node: Symbol, args: list[V]) -> V | None:
+    """q, k and v as one product, GroupQueryAttention's packed query (onnxruntime-genai's
+    models are so), where they are the products of one value by three constant weights that
+    nothing else reads: float32 ``linear`` without bias (FusedMatMul) or 4-bit ``qmatmul``
+    (MatMulNBits) alike. The weights are concatenated along N, so each output column is the
+    dot product it was, by the same kernel: two products fewer per layer. The three nodes
+    already made are removed (their weights' bytes stay in the data file, unread). None
+    elsewhere."""
+    ops = [s.op for s in node.inputs[:3]]
+    if ops[0] not in ("linear", "qmatmul") or len(set(ops)) != 1:
+        return None
+    q, k, v = node.inputs[:3]
+    if any(s.inputs[0] is not q.inputs[0] or not _only_gqa_reads(s, node) for s in (q, k, v)):
+        return None
+    made = [_producer(b, a.name) for a in args[:3]]
+    if any(m is None or len(m[1].input) < 2 for m in made):
+        return None
+    at = [m[0] for m in made if m is not None]
+    calls = [b.nodes[i] for i in at]
+    x = calls[0].input[0]
+    if any(c.input[0] != x or any(a.name in n.input for n in b.nodes for a in args[:3])
+           for c in calls):  # fmt: skip
+        return None
+    parts = _linear_parts(b, q, k, v) if ops[0] == "linear" else _nbits_parts(b, q, k, v)
+    if parts is None or not all(c.op_type.startswith(parts[0]) for c in calls):
+        return None
+    for i in sorted(at, reverse=True):
+        del b.nodes[i]
+    return parts[1](V(x, args[0].dtype))
+
+
+def _only_gqa_reads(value: Symbol, node: Symbol) -> bool:
+    """Do only ``node``'s call (its three result nodes) read ``value``, and no output?"""
+    g = value.graph
+    if any(o is value for o in g.outputs):
+        return False
+    return all(n.op == "group_query_attention" and n.inputs == node.inputs
+               for n in g.nodes if any(i is value for i in n.inputs))  # fmt: skip
+
+
+def _data(b: Builder, s: Symbol) -> np.ndarray | None:
+    """The data of a constant or a bound weight (None for a computed value)."""
+    if s.op == "constant":
+        return np.asarray(s.attrs["value"])
+    weights = b.memo.get(WEIGHTS)
+    if s.op == "weight" and weights is not None:
+        return np.asarray(weights.array(s.attrs["name"], s.dtype))
+    return None
+
+
+def _linear_parts(b: Builder, *products: Symbol) -> tuple[str, Callable[[V], V]] | None:
+    """float32 linears without bias: the concatenated (out, in) weight's FusedMatMul."""
+    if any(len(s.inputs) != 2 or s.dtype is not T.float32 for s in products):
+        return None
+    ws = [w for w in (_data(b, s.inputs[1]) for s in products) if w is not None]
+    if len(ws) != 3 or any(w.dtype != np.float32 for w in ws):
+        return None
+    return "com.microsoft.FusedMatMul", lambda x: fused_matmul(
+        b, x, b.const(np.concatenate(ws, axis=0), T.float32, "qkv_weight"))
+
+
+def _nbits_parts(b: Builder, *products: Symbol) -> tuple[str, Callable[[V], V]] | None:
+    """4-bit qmatmuls of one layout with constant codes, scales and zero points: those
+    concatenated along N, one MatMulNBits."""
+    first = products[0]
+    layouts = {(s.inputs[1].dtype, s.inputs[2].dtype, s.attrs["axis"], s.attrs.get("block_size"),
+                len(s.inputs), int(s.inputs[1].shape[0])) for s in products}  # fmt: skip
+    block = first.attrs.get("block_size")
+    if len(layouts) != 1 or first.inputs[1].dtype not in FOUR_BIT or first.attrs["axis"] != 0:
+        return None
+    if block not in NBITS_BLOCK_SIZES:
+        return None
+    got = [[_constant(s, i) for i in range(1, len(s.inputs))] for s in products]
+    if any(a is None for parts in got for a in parts):
+        return None
+    k, blocks = int(first.inputs[1].shape[0]), -(-int(first.inputs[1].shape[0]) // int(block))
+
+    def joined(i: int) -> np.ndarray:  # the codes [K, N], scales and zero points [blocks, N]
+        return np.concatenate([np.asarray(p[i]).reshape(k if i == 0 else blocks, -1)
+                               for p in got], axis=1)  # fmt: skip
+
+    codes, scales = joined(0), joined(1)
+    zp = joined(2) if len(first.inputs) > 3 else None
+    d, sd = first.inputs[1].dtype, first.inputs[2].dtype
+    return "com.microsoft.MatMulNBits", lambda x: nbits_product(b, x, codes, zp, scales, d,
+                                                                int(block), sd)  # fmt: skip
 
 
 # (seqlens_k's value, the queries' S) -> total_sequence_length, per export: one for the

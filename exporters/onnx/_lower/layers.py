@@ -79,6 +79,13 @@ def _fused_matmul(b: Builder, node: Symbol, x: V, w: V) -> V | None:
     elsewhere (MatMul of the Transpose)."""
     if b.exact or b.target.name != "cpu" or node.dtype is not T.float32:
         return None  # (x and w are float32: linear's result, and its compute dtype)
+    y = fused_matmul(b, x, w)
+    b.memo.setdefault(TYPED, []).append((y.name, node))  # (the linear's type: without its bias)
+    return y
+
+
+def fused_matmul(b: Builder, x: V, w: V) -> V:
+    """``x @ w.T`` of float32 as one call of onnxruntime's FusedMatMul with ``transB=1``."""
     functions: Functions = b.memo[FUNCTIONS]
     fused = helper.make_node("FusedMatMul", ["A", "B"], ["Y"], domain="com.microsoft", transB=1)
     doc = ("graphdsl linear under export(exact=False): onnxruntime's com.microsoft FusedMatMul "
@@ -87,7 +94,6 @@ def _fused_matmul(b: Builder, node: Symbol, x: V, w: V) -> V | None:
     y = b.fresh("linear")
     n = b.nodes.add()
     n.CopyFrom(helper.make_node(name, [x.name, w.name], [y], domain=DOMAIN))
-    b.memo.setdefault(TYPED, []).append((y, node))  # (the linear's type: without its bias)
     return V(y, T.float32)
 
 
