@@ -193,11 +193,11 @@ class Generator:
         unfinished = np.ones(ids.shape[0], np.bool_)
         for i in range(max_new_tokens):
             token = choose(logits)
-            token = np.where(unfinished, token, pad)
-            if stops:
+            if stops:  # (without them every row runs to the end)
+                token = np.where(unfinished, token, pad)
                 unfinished &= ~np.isin(token, stops)
             yield token
-            if not unfinished.any() or i == max_new_tokens - 1:
+            if i == max_new_tokens - 1 or (stops and not unfinished.any()):
                 return
             logits = steps.send(token)
 
