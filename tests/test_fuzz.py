@@ -142,17 +142,30 @@ BLAS_ZERO_SKIP = "ReferenceEvaluator MatMul uses np.dot, which skips 0 * inf/NaN
 
 
 def _blas_zero_skip(g: gd.Graph, env: dict[int, np.ndarray]) -> set[int]:
-    """The float matmuls of ``g`` on whose operands np.dot differs from np.matmul."""
+    """The float matmuls of ``g`` on whose operands np.dot differs from np.matmul, and the
+    linears and attentions of rank 2 (their lowerings' MatMuls) with a non-finite operand
+    or, for attention, non-finite scores or a NaN result (softmax weights of NaN: a fully
+    masked row, an infinite score): a product there may meet a 0 that np.dot skips."""
     hit = set()
     for node in g.used():
-        if node.op != "matmul" or not node.in_dtypes[0].is_float:
+        if node.op not in ("matmul", "linear", "scaled_dot_product_attention"):
             continue
-        a, b = (cast_array(env[id(i)], d).astype(np.float32 if d.bits < 32 else d.np)
-                for i, d in zip(node.inputs, node.in_dtypes, strict=True))  # fmt: skip
-        if a.ndim <= 2 and b.ndim <= 2:
-            with np.errstate(all="ignore"):
+        if not node.in_dtypes[0].is_float:
+            continue
+        ops = [cast_array(env[id(i)], d).astype(np.float32 if d.bits < 32 else d.np)
+               for i, d in zip(node.inputs, node.in_dtypes, strict=True)]  # fmt: skip
+        if any(a.ndim > 2 for a in ops[:3]):
+            continue
+        with np.errstate(all="ignore"):
+            if node.op == "matmul":
+                a, b = ops
                 if not np.array_equal(np.dot(a, b), np.matmul(a, b), equal_nan=True):
                     hit.add(id(node))
+            elif not all(np.isfinite(a).all() for a in ops) or (
+                    node.op == "scaled_dot_product_attention"
+                    and (not np.isfinite(np.matmul(ops[0], np.swapaxes(ops[1], -1, -2))).all()
+                         or np.isnan(np.asarray(env[id(node)], np.float64)).any())):
+                hit.add(id(node))  # fmt: skip
     return hit
 
 
