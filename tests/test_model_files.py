@@ -24,6 +24,7 @@ from backend import export, run
 import graphdsl as gd
 from exporters.onnx import ExportError, RunError
 from exporters.onnx import _export as export_module
+from exporters.onnx._files import ALIGN, ALIGN_ABOVE
 
 X = {"x": np.arange(4, dtype=np.float32)}
 
@@ -186,3 +187,29 @@ def test_quick_reexports_run_the_new_model_even_where_file_stamps_agree(
     for scale in (2.0, 3.0, 2.0):
         export(affine(scale), path)
         floats.assert_bits(run(path, X)[0], X["x"] * scale)  # x * w: rounds once
+
+
+def test_the_data_file_keeps_only_the_bytes_a_tensor_reads(tmp_path: Path) -> None:
+    # export(exact=False) makes a 4-bit constant MatMulNBits' own packed copy: the constant's
+    # INT4 bytes, written when it was lowered, are read by no tensor of the saved model, and
+    # the data file is rewritten without them (every range still aligned; the model runs)
+    w = np.random.default_rng(0).normal(size=(1024, 4096)).astype(np.float32)
+    q, scale, zp = gd.ops.quantize_weights(w, "int4", block_size=32)
+    g = gd.Graph("q4", input_types={"x": gd.TensorType(gd.float32, ("n", 1024))})
+    x = g.inputs[0]
+    y = gd.ops.qmatmul(x, q, scale, zp, axis=0, block_size=32)
+    g.output(y * g.weight("s", gd.float32, (1,)))
+    path = tmp_path / "m.onnx"
+    weights = {"s": np.array([2.0], np.float32)}
+    model = export(g, path, weights=weights, exact=False)
+    saved = onnx.load(str(path), load_external_data=False)
+    ranges = sorted((int(e["offset"]), int(e["length"])) for e in (
+        {x.key: x.value for x in t.external_data} for t in saved.graph.initializer
+        if t.data_location == onnx.TensorProto.EXTERNAL))  # fmt: skip
+    assert any(length >= ALIGN_ABOVE for _, length in ranges)  # (the packed weight)
+    assert all(o % ALIGN == 0 for o, length in ranges if length >= ALIGN_ABOVE)
+    size = os.path.getsize(str(path) + ".data")
+    end = max(o + length for o, length in ranges)
+    assert size == end and size - sum(length for _, length in ranges) < ALIGN * len(ranges)
+    feeds = [np.random.default_rng(1).normal(size=(3, 1024)).astype(np.float32)]
+    floats.assert_bits(run(str(path), feeds)[0], run(model, feeds)[0], "the saved model")

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 from collections.abc import Sequence
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from exporters.onnx._carried import CARRIER, round_into
+from exporters.onnx._files import ExternalData
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
 from graphdsl.dtypes import DType, Kind, to_e8m0
@@ -189,7 +189,7 @@ class Builder:
             return V(self._consts[key], dt)
         name = self.fresh(hint)
         if self.external is not None and arr.nbytes >= 1024:
-            self.initializers.append(self.external.tensor(arr, dt, name))
+            self.initializers.append(self.external.tensor(stored(arr, dt), dt, name, arr.shape))
         else:
             self.initializers.add().CopyFrom(_tensor(arr, dt, name))
         if key is not None:
@@ -465,56 +465,12 @@ class Builder:
                           dt)  # fmt: skip
 
 
-# tensors of 1 MiB and more start at multiples of 64 KiB in the data file (ExternalData.align)
-ALIGN, ALIGN_ABOVE = 1 << 16, 1 << 20
-
-
-class ExternalData:
-    """Writes large constants straight to a data file (protobuf stops at 2 GiB).
-
-    ``path`` is where the data goes while exporting (a temporary file beside the model,
-    renamed once the model is checked); tensors name it relative to the model's folder.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.location = os.path.basename(path)
-        self.file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        self.offset = 0
-        # files tensors are copied from (exporters/onnx/_weights.py), each opened once
-        self.sources: dict[str, BinaryIO] = {}
-
-    def align(self, nbytes: int) -> None:
-        """Pad the file so that a tensor of ``nbytes`` (1 MiB or more) starts at a multiple of
-        64 KiB, as onnx's save_model aligns them, so that onnxruntime can map it."""
-        if nbytes >= ALIGN_ABOVE and self.offset % ALIGN:
-            pad = ALIGN - self.offset % ALIGN
-            self.file.write(b"\0" * pad)
-            self.offset += pad
-
-    def tensor(self, arr: np.ndarray, dt: DType, name: str) -> TensorProto:
-        if dt in NARROW:
-            data = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
-        else:
-            data = np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))
-        self.align(data.nbytes)
-        t = TensorProto()
-        t.name = name
-        t.data_type = onnx_type(dt)
-        t.dims.extend(arr.shape)
-        t.data_location = TensorProto.EXTERNAL
-        for key, value in (("location", self.location), ("offset", str(self.offset)),
-                           ("length", str(data.nbytes))):  # fmt: skip
-            entry = t.external_data.add()
-            entry.key, entry.value = key, value
-        data.reshape(-1).tofile(self.file)
-        self.offset += data.nbytes
-        return t
-
-    def close(self) -> None:
-        self.file.close()
-        for f in self.sources.values():
-            f.close()
+def stored(arr: np.ndarray, dt: DType) -> np.ndarray:
+    """``arr``'s values as ``dt``'s bytes in a data file: narrow floats as their bit
+    patterns, the rest in their storage dtype."""
+    if dt in NARROW:
+        return arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
+    return np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))
 
 
 def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:

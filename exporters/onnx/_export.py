@@ -15,9 +15,9 @@ from typing import Any, Literal
 import onnx
 from onnx import ModelProto, helper
 
-from exporters.onnx._builder import Builder, ExportError, ExternalData, V
+from exporters.onnx._builder import Builder, ExportError, V
 from exporters.onnx._carried import CARRIED_KEY, CARRIER
-from exporters.onnx._files import ModelFiles
+from exporters.onnx._files import ExternalData, ModelFiles
 from exporters.onnx._lower import LOWER, SymbolicDims
 from exporters.onnx._lower._common import TYPED, WEIGHTS
 from exporters.onnx._lower.control import DOMAIN, FUNCTIONS, NESTED, Functions, outer_names
@@ -309,7 +309,7 @@ def _export(
         props[CARRIED_KEY] = carried
     helper.set_model_props(model, props)
     if b.external is not None:
-        b.external.close()
+        b.external.close(model)  # (the bytes no tensor reads dropped)
     _check_and_save(model, files, external=large, check=check)
     if tgt.fallback is not None:
         _warn_cpu_nodes(graph, model, tgt)

@@ -17,16 +17,8 @@ from typing import Any
 
 from onnx import TensorProto
 
-from exporters.onnx._builder import (
-    ALIGN,
-    ALIGN_ABOVE,
-    Builder,
-    ExportError,
-    ExternalData,
-    V,
-    _tensor,
-)
-from exporters.onnx._types import onnx_type
+from exporters.onnx._builder import Builder, ExportError, V, _tensor, stored
+from exporters.onnx._files import ALIGN, ALIGN_ABOVE, ExternalData
 from graphdsl.graph import Graph, Symbol
 from graphdsl.types import TensorType
 from graphdsl.weights import WeightError, Weights, as_weights, check_weights
@@ -70,7 +62,8 @@ def lower_weight(b: Builder, node: Symbol, weights: Weights) -> V:
     else:
         raw = weights.raw(name)
         if raw is None:
-            t = ext.tensor(weights.array(name, dt), dt, name)  # (aligned)
+            arr = weights.array(name, dt)
+            t = ext.tensor(stored(arr, dt), dt, name, arr.shape)  # (aligned)
         else:
             t = _copied(ext, name, dt, node, *raw)
     b.initializers.append(t)
@@ -98,15 +91,7 @@ def _copied(
             raise WeightError(f"weight {name!r}: {path!r} ended {length - done} bytes early")
         done += n
     ext.file.seek(0, os.SEEK_END)
-    t = TensorProto()
-    t.name = name
-    t.data_type = onnx_type(dt)
-    t.dims.extend(int(d) for d in node.shape)
-    t.data_location = TensorProto.EXTERNAL
-    for key, value in (("location", ext.location), ("offset", str(ext.offset)),
-                       ("length", str(length))):  # fmt: skip
-        entry = t.external_data.add()
-        entry.key, entry.value = key, value
+    t = ext.entry(name, dt, tuple(int(d) for d in node.shape), length)
     ext.offset += length
     return t
 
