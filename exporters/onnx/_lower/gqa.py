@@ -192,8 +192,8 @@ def _packed_qkv(b: Builder, node: Symbol, args: list[V]) -> V | None:
     nothing else reads: float32 ``linear`` without bias (FusedMatMul) or 4-bit ``qmatmul``
     (MatMulNBits) alike. The weights are concatenated along N, so each output column is the
     dot product it was, by the same kernel: two products fewer per layer. The three nodes
-    already made are removed (their weights' bytes stay in the data file, unread). None
-    elsewhere."""
+    already made are removed (and their weights' bytes dropped from the data file when it
+    closes: exporters/onnx/_files.py). None elsewhere."""
     ops = [s.op for s in node.inputs[:3]]
     if ops[0] not in ("linear", "qmatmul") or len(set(ops)) != 1:
         return None
