@@ -220,7 +220,8 @@ def _sum(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) -> V:
     # (CUDA has no integer MatMul and its int64 ReduceSum saturates, as the CPU's does: the
     # MatMul runs on the CPU provider, in a CUDA session)
     rank = node.inputs[0].rank
-    flat, _ = _move_axes_last(b, xi, rank, axes)
+    # (..., K): as it is for a sum over the last axis (a row count, a mask's length)
+    flat = xi if tuple(axes) == (rank - 1,) else _move_axes_last(b, xi, rank, axes)[0]
     k = b.node("Shape", [flat.name], T.int64, start=-1).name
     # ones (K, 1), not (K,): onnxruntime 1.31's MatMul of an empty left operand and a 1-D
     # right one fails ("left operand cannot broadcast on dim 0"); the 2-D one works
