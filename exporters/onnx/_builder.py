@@ -10,17 +10,19 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from exporters.onnx._carried import CARRIER, round_into
-from exporters.onnx._files import ExternalData
 from exporters.onnx._targets import Target
 from exporters.onnx._types import onnx_type, storage, type_name
 from graphdsl.dtypes import DType, Kind, to_e8m0
+
+if TYPE_CHECKING:
+    from exporters.onnx._files import ExternalData
 
 __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
@@ -189,7 +191,7 @@ class Builder:
             return V(self._consts[key], dt)
         name = self.fresh(hint)
         if self.external is not None and arr.nbytes >= 1024:
-            self.initializers.append(self.external.tensor(stored(arr, dt), dt, name, arr.shape))
+            self.initializers.append(self.external.tensor(arr, dt, name))
         else:
             self.initializers.add().CopyFrom(_tensor(arr, dt, name))
         if key is not None:

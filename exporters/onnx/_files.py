@@ -18,6 +18,7 @@ from typing import BinaryIO
 import numpy as np
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, helper
 
+from exporters.onnx._builder import stored
 from exporters.onnx._types import onnx_type
 from graphdsl.dtypes import DType
 
@@ -145,15 +146,29 @@ class ExternalData:
             self.file.write(b"\0" * pad)
             self.offset += pad
 
-    def tensor(self, data: np.ndarray, dt: DType, name: str,
-               shape: tuple[int, ...] | None = None) -> TensorProto:  # fmt: skip
-        """``data`` (``dt``'s bytes: exporters.onnx._builder.stored) appended to the file,
-        aligned, as a tensor of ``shape`` (default: data's)."""
-        data = np.ascontiguousarray(data)
+    def tensor(self, arr: np.ndarray, dt: DType, name: str) -> TensorProto:
+        """``arr``'s values as a tensor of ``dt`` appended to the file, aligned."""
+        data = stored(arr, dt)
         self.align(data.nbytes)
-        t = self.entry(name, dt, data.shape if shape is None else shape, data.nbytes)
+        t = self.entry(name, dt, arr.shape, data.nbytes)
         data.reshape(-1).tofile(self.file)
         self.offset += data.nbytes
+        return t
+
+    def copied(self, name: str, dt: DType, shape: tuple[int, ...], path: str, offset: int,
+               length: int) -> TensorProto:  # fmt: skip
+        """A tensor of the ``length`` bytes at ``offset`` of the file ``path`` (a weight as
+        stored), copied into the data file file to file, aligned. EOFError where ``path``
+        ends before them."""
+        self.align(length)
+        self.file.flush()  # what was written through the buffer lies before the copied bytes
+        src = self.sources.get(path)
+        if src is None:
+            src = self.sources[path] = open(path, "rb")  # noqa: SIM115 - close() closes it
+        t = self.entry(name, dt, shape, length)
+        _copy(src, self.file, offset, self.offset, length)
+        self.file.seek(0, os.SEEK_END)
+        self.offset += length
         return t
 
     def entry(self, name: str, dt: DType, shape: tuple[int, ...], length: int) -> TensorProto:
@@ -223,7 +238,8 @@ def _set_offset(t: TensorProto, offset: int) -> None:
 
 
 def _copy(src: BinaryIO, out: BinaryIO, offset: int, at: int, length: int) -> None:
-    """``length`` bytes of ``src`` from ``offset`` to ``out`` at ``at``, file to file."""
+    """``length`` bytes of ``src`` from ``offset`` to ``out`` at ``at``, file to file
+    (EOFError where ``src`` ends first)."""
     done = 0
     while done < length:
         try:
@@ -235,7 +251,7 @@ def _copy(src: BinaryIO, out: BinaryIO, offset: int, at: int, length: int) -> No
             out.seek(at + done)
             n = out.write(data)
         if n <= 0:
-            raise OSError(f"{src.name!r} ended {length - done} bytes early")
+            raise EOFError(f"{src.name!r} ended {length - done} bytes early")
         done += n
 
 

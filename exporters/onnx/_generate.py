@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import ModelProto
 
 from exporters.onnx._run import RunError
@@ -257,9 +256,7 @@ class Generator:
         shape = (batch, self.kv_heads, size, self.head_dim)
         kind, index = self._device
         on_cpu = kind == "cpu"
-
-        def on_device(array: np.ndarray) -> Any:  # (on the CPU: shares the array's memory)
-            return ort.OrtValue.ortvalue_from_numpy(array, kind, index)
+        on_device = self.session.ortvalue  # (on the CPU: shares the array's memory)
 
         def buffers() -> list[Any]:  # (each its own memory)
             return [on_device(np.zeros(shape, self.cache_dtype)) for _ in range(2 * self.layers)]

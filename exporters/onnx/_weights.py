@@ -15,17 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from onnx import TensorProto
-
-from exporters.onnx._builder import Builder, ExportError, V, _tensor, stored
-from exporters.onnx._files import ALIGN, ALIGN_ABOVE, ExternalData
+from exporters.onnx._builder import Builder, ExportError, V, _tensor
+from exporters.onnx._files import ALIGN, ALIGN_ABOVE
 from graphdsl.graph import Graph, Symbol
 from graphdsl.types import TensorType
 from graphdsl.weights import WeightError, Weights, as_weights, check_weights
 
 __all__ = ["ALIGN", "ALIGN_ABOVE", "bind", "lower_weight"]
 
-_CHUNK = 1 << 22  # the copy loop's buffer where copy_file_range is not available
 
 
 def bind(
@@ -62,41 +59,12 @@ def lower_weight(b: Builder, node: Symbol, weights: Weights) -> V:
     else:
         raw = weights.raw(name)
         if raw is None:
-            arr = weights.array(name, dt)
-            t = ext.tensor(stored(arr, dt), dt, name, arr.shape)  # (aligned)
+            t = ext.tensor(weights.array(name, dt), dt, name)
         else:
-            t = _copied(ext, name, dt, node, *raw)
+            path, offset, length = raw
+            try:
+                t = ext.copied(name, dt, tuple(int(d) for d in node.shape), path, offset, length)
+            except EOFError as e:
+                raise WeightError(f"weight {name!r}: {e}") from None
     b.initializers.append(t)
     return V(name, dt)
-
-
-def _copied(
-    ext: ExternalData, name: str, dt: Any, node: Symbol, path: str, offset: int, length: int
-) -> TensorProto:
-    """A tensor whose bytes are copied from ``path`` into the data file, file to file."""
-    ext.align(length)
-    ext.file.flush()  # what was written through the buffer lies before the copied bytes
-    out = ext.file.fileno()
-    src = ext.sources.get(path)
-    if src is None:
-        src = ext.sources[path] = open(path, "rb")  # noqa: SIM115 - ext.close() closes it
-    fd = src.fileno()
-    done = 0
-    while done < length:
-        try:
-            n = os.copy_file_range(fd, out, length - done, offset + done)
-        except (AttributeError, OSError):  # not Linux, or not between these files
-            n = _copy_chunk(src, out, offset + done, length - done)
-        if n <= 0:
-            raise WeightError(f"weight {name!r}: {path!r} ended {length - done} bytes early")
-        done += n
-    ext.file.seek(0, os.SEEK_END)
-    t = ext.entry(name, dt, tuple(int(d) for d in node.shape), length)
-    ext.offset += length
-    return t
-
-
-def _copy_chunk(src: Any, out: int, offset: int, count: int) -> int:
-    src.seek(offset)
-    data = src.read(min(count, _CHUNK))
-    return os.write(out, data) if data else 0

@@ -206,8 +206,10 @@ def _packed_qkv(b: Builder, node: Symbol, args: list[V]) -> V | None:
     at = [m[0] for m in made if m is not None]
     calls = [b.nodes[i] for i in at]
     x = calls[0].input[0]
-    if any(c.input[0] != x or any(a.name in n.input for n in b.nodes for a in args[:3])
-           for c in calls):  # fmt: skip
+    if any(c.input[0] != x for c in calls):
+        return None
+    products = {a.name for a in args[:3]}
+    if any(products.intersection(n.input) for n in b.nodes):  # (read already)
         return None
     parts = _linear_parts(b, q, k, v) if ops[0] == "linear" else _nbits_parts(b, q, k, v)
     if parts is None or not all(c.op_type.startswith(parts[0]) for c in calls):
