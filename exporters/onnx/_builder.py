@@ -18,7 +18,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from exporters.onnx._carried import CARRIER, round_into
 from exporters.onnx._targets import Target
-from exporters.onnx._types import onnx_type, storage, type_name
+from exporters.onnx._types import FLOAT8, NARROW, onnx_type, storage, type_name
 from graphdsl.dtypes import DType, Kind, to_e8m0
 
 if TYPE_CHECKING:
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["NARROW", "Builder", "ExportError", "V"]
 
 T = DType
-_FLOAT8 = frozenset({T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz})
-# floats that compute in float32 and round back once (the carried ones are float32 already,
-# and round in cast)
-NARROW = frozenset({T.float16, T.bfloat16, *_FLOAT8, *(d for d in CARRIER if d.is_float)})
 
 # Value-preserving widenings, in order of preference.
 WIDEN: dict[DType, tuple[DType, ...]] = {
@@ -222,13 +218,13 @@ class Builder:
         if hit is None:
             if to in CARRIER:
                 hit = round_into(self, V(v.name, v.dtype), to)
-            elif dst in _FLOAT8:
+            elif dst in FLOAT8:
                 hit = self._to_float8(v, dst)
             elif not self.target.runs_cast(type_name(src), type_name(dst)):
                 hit = self._cast_around(v, src, dst, to)
             else:
                 hit = self.node("Cast", [v.name], to, "cast", to=onnx_type(dst))
-                if (src in _FLOAT8 and dst in (T.float16, T.float32)
+                if (src in FLOAT8 and dst in (T.float16, T.float32)
                         and self.target.quirk("float8_cast_fusion")):  # fmt: skip
                     # a '+ -0.0' (exact for every value, -0.0 and NaN included) that keeps
                     # onnxruntime's cast optimizers from fusing this Cast with the next one
@@ -244,7 +240,7 @@ class Builder:
         """A cast the target has no working Cast for, through float32 where that is exact:
         float8 -> double and float8 -> bfloat16 widen exactly (double -> float8 always goes
         through float32: _to_float8)."""
-        if src in _FLOAT8 and dst in (T.float64, T.bfloat16):
+        if src in FLOAT8 and dst in (T.float64, T.bfloat16):
             return self.cast(self.cast(v, T.float32), to)
         raise self.fail(
             f"no Cast kernel from {src.name} to {dst.name}", "cast through float32 first"
@@ -467,16 +463,8 @@ class Builder:
                           dt)  # fmt: skip
 
 
-def stored(arr: np.ndarray, dt: DType) -> np.ndarray:
-    """``arr``'s values as ``dt``'s bytes in a data file: narrow floats as their bit
-    patterns, the rest in their storage dtype."""
-    if dt in NARROW:
-        return arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
-    return np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))
-
-
 def _tensor(arr: np.ndarray, dt: DType, name: str) -> TensorProto:
-    if dt is T.bfloat16 or dt in _FLOAT8:
+    if dt is T.bfloat16 or dt in FLOAT8:
         raw = arr.astype(dt.np).view(np.uint16 if dt is T.bfloat16 else np.uint8)
         return helper.make_tensor(name, onnx_type(dt), arr.shape, raw.tobytes(), raw=True)
     return numpy_helper.from_array(arr.astype(storage(dt).np, order="C"), name)

@@ -18,8 +18,7 @@ from typing import BinaryIO
 import numpy as np
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, helper
 
-from exporters.onnx._builder import stored
-from exporters.onnx._types import onnx_type
+from exporters.onnx._types import onnx_type, stored
 from graphdsl.dtypes import DType
 
 __all__ = ["ALIGN", "ALIGN_ABOVE", "ExternalData", "ModelFiles", "external_data_problem",

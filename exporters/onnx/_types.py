@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
 from onnx import TensorProto
 
 from exporters.onnx._carried import CARRIER
 from graphdsl.dtypes import DType
 
-__all__ = ["ONNX_TYPE", "onnx_type", "type_name"]
+__all__ = ["FLOAT8", "NARROW", "ONNX_TYPE", "onnx_type", "stored", "type_name"]
+
+FLOAT8 = frozenset({DType.float8_e4m3fn, DType.float8_e5m2, DType.float8_e4m3fnuz,
+                     DType.float8_e5m2fnuz})  # fmt: skip
+# floats that compute in float32 and round back once (the carried ones are float32 already,
+# and round in cast)
+NARROW = frozenset({DType.float16, DType.bfloat16, *FLOAT8,
+                    *(d for d in CARRIER if d.is_float)})  # fmt: skip
 
 ONNX_TYPE: dict[DType, int] = {
     DType.bool: TensorProto.BOOL,
@@ -60,3 +68,11 @@ def storage(d: DType) -> DType:
     """The dtype a value computes as (aliases compute as what stores them; carried dtypes as
     their carriers, rounding back in Builder.cast)."""
     return _STORAGE.get(d, d)
+
+
+def stored(arr: np.ndarray, dt: DType) -> np.ndarray:
+    """``arr``'s values as ``dt``'s bytes in a data file: narrow floats as their bit
+    patterns, the rest in their storage dtype."""
+    if dt in NARROW:
+        return arr.astype(dt.np).view(np.uint16 if dt is DType.bfloat16 else np.uint8)
+    return np.ascontiguousarray(arr.astype(storage(dt).np, copy=False))

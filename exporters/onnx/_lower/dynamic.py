@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from exporters.onnx._builder import Builder, V
 from exporters.onnx._lower._common import SymbolicDims, T, register
-from exporters.onnx._types import storage
+from exporters.onnx._types import FLOAT8, storage
 from graphdsl.dtypes import Kind
 from graphdsl.graph import Symbol
 
@@ -47,13 +47,11 @@ def _dynamic_slice(b: Builder, node: Symbol, args: list[V], dims: SymbolicDims) 
         return b.node("Reshape", [b.cast(v, T.int64).name, b.int64s([1])], T.int64).name
 
     # onnxruntime's Slice has no float8 kernel: those values move exactly in float32
-    moving = b.cast(x, T.float32) if storage(x.dtype) in _FLOAT8 else x
+    moving = b.cast(x, T.float32) if storage(x.dtype) in FLOAT8 else x
     made = b.node("Slice", [moving.name, one(start), one(stop), b.int64s([axis]), one(step)],
                   moving.dtype)  # fmt: skip
     return b.cast(made, x.dtype)
 
-
-_FLOAT8 = (T.float8_e4m3fn, T.float8_e5m2, T.float8_e4m3fnuz, T.float8_e5m2fnuz)
 
 
 @register("dim_size")
